@@ -1,0 +1,311 @@
+package main
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/version"
+	"github.com/sparkui/sparkui/internal/yamlx"
+	"github.com/sparkui/sparkui/transform"
+	"github.com/sparkui/sparkui/validate"
+)
+
+//go:embed sparkuiservice.schema.json
+var schemaJSON []byte
+
+var schema = func() *jsonschema.Schema {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	if err := c.AddResource("sparkuiservice.schema.json", bytes.NewReader(schemaJSON)); err != nil {
+		panic(err)
+	}
+	return c.MustCompile("sparkuiservice.schema.json")
+}()
+
+// Config is the functionConfig with defaults applied.
+type Config struct {
+	Mode        string
+	Transform   transform.Options
+	SparkConf   map[string]string
+	RBACCreate  bool
+	ExternalURI string
+}
+
+func defaults() Config {
+	return Config{
+		Mode: "transform",
+		Transform: transform.Options{
+			ServiceEnabled: true,
+			ServiceType:    "ClusterIP",
+			ExternalURI:    "none",
+			RuntimeImage:   version.RuntimeImage(),
+			CreateRBAC:     true,
+		},
+	}
+}
+
+// configMapKeys maps the ConfigMap form's flat keys (pinned) to the typed form's fields.
+var configMapKeys = map[string][]string{
+	"mode":           {"spec", "mode"},
+	"serviceEnabled": {"spec", "service", "enabled"},
+	"serviceType":    {"spec", "service", "type"},
+	"servicePort":    {"spec", "service", "port"},
+	"externalURI":    {"spec", "service", "externalURI"},
+	"runtimeImage":   {"spec", "runtime", "image"},
+	"createRBAC":     {"spec", "rbac", "create"},
+}
+
+// LoadConfig reads the functionConfig in either form. Any problem is a SUI014 result naming
+// the field (as the user wrote it: a spec path, or a ConfigMap key), and the defaults are
+// not to be used then.
+func LoadConfig(fc *yaml.RNode) (Config, framework.Results) {
+	cfg := defaults()
+	if fc == nil || fc.YNode() == nil || fc.IsNilOrEmpty() {
+		return cfg, nil
+	}
+	n := fc.YNode()
+	if n.Kind != yaml.MappingNode {
+		return cfg, framework.Results{validate.ConfigError(nil, "functionConfig", "not a mapping")}
+	}
+	av, kind := yamlx.GetStr(n, "apiVersion"), yamlx.GetStr(n, "kind")
+	var typed map[string]any
+	var pathOf func(instance string) string
+	var results framework.Results
+	switch {
+	case av == "v1" && kind == "ConfigMap":
+		typed, results = fromConfigMap(fc, &cfg)
+		pathOf = func(inst string) string {
+			for key, p := range configMapKeys {
+				if inst == "/"+strings.Join(p, "/") {
+					return "data." + key
+				}
+			}
+			return dotted(inst)
+		}
+	case strings.HasPrefix(av, names.ConfigGroup+"/") || kind == names.ConfigKind:
+		b, err := fc.MarshalJSON()
+		if err == nil {
+			err = json.Unmarshal(b, &typed)
+		}
+		if err != nil {
+			return cfg, framework.Results{validate.ConfigError(fc, "functionConfig", err.Error())}
+		}
+		pathOf = dotted
+	default:
+		return cfg, framework.Results{validate.ConfigError(fc, "kind",
+			fmt.Sprintf("unsupported functionConfig %s %s: use %s/v1alpha1 %s or a v1 ConfigMap", av, kind, names.ConfigGroup, names.ConfigKind))}
+	}
+	if err := schema.Validate(typed); err != nil {
+		ve, ok := err.(*jsonschema.ValidationError)
+		if !ok {
+			return cfg, append(results, validate.ConfigError(fc, "functionConfig", err.Error()))
+		}
+		for _, leaf := range leaves(ve) {
+			field, msg := describe(leaf, pathOf)
+			results = append(results, validate.ConfigError(fc, field, msg))
+		}
+	}
+	if len(results) > 0 {
+		sortResults(results)
+		return cfg, results
+	}
+	applyTyped(typed, &cfg)
+	return cfg, nil
+}
+
+// fromConfigMap converts the flat keys into the typed form, so one schema checks both.
+// Keys starting with "spark." are Spark properties (the sparkConf fallback).
+func fromConfigMap(fc *yaml.RNode, cfg *Config) (map[string]any, framework.Results) {
+	typed := map[string]any{"apiVersion": names.ConfigGroup + "/v1alpha1", "kind": names.ConfigKind}
+	var results framework.Results
+	data := yamlx.Get(fc.YNode(), "data")
+	yamlx.Pairs(data, func(k, v *yaml.Node) {
+		key, val := k.Value, yamlx.Str(v)
+		if strings.HasPrefix(key, "spark.") {
+			if cfg.SparkConf == nil {
+				cfg.SparkConf = map[string]string{}
+			}
+			cfg.SparkConf[key] = val
+			return
+		}
+		path, ok := configMapKeys[key]
+		if !ok {
+			results = append(results, validate.ConfigError(fc, validate.DataKeyPath(key),
+				"unknown key; known keys: "+strings.Join(knownKeys(), ", ")+", and spark.* properties"))
+			return
+		}
+		var value any = val
+		switch path[len(path)-1] {
+		case "enabled", "create":
+			b, err := strconv.ParseBool(val)
+			if err != nil {
+				results = append(results, validate.ConfigError(fc, "data."+key, fmt.Sprintf("%q is not true or false", val)))
+				return
+			}
+			value = b
+		case "port":
+			p, err := strconv.Atoi(val)
+			if err != nil {
+				results = append(results, validate.ConfigError(fc, "data."+key, fmt.Sprintf("%q is not an integer", val)))
+				return
+			}
+			value = p
+		}
+		m := typed
+		for _, p := range path[:len(path)-1] {
+			next, _ := m[p].(map[string]any)
+			if next == nil {
+				next = map[string]any{}
+				m[p] = next
+			}
+			m = next
+		}
+		m[path[len(path)-1]] = value
+	})
+	return typed, results
+}
+
+func knownKeys() []string {
+	var ks []string
+	for k := range configMapKeys {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func applyTyped(typed map[string]any, cfg *Config) {
+	get := func(path ...string) (any, bool) {
+		var cur any = typed
+		for _, p := range path {
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			if cur, ok = m[p]; !ok {
+				return nil, false
+			}
+		}
+		return cur, true
+	}
+	if v, ok := get("spec", "mode"); ok {
+		cfg.Mode = v.(string)
+	}
+	if v, ok := get("spec", "service", "enabled"); ok {
+		cfg.Transform.ServiceEnabled = v.(bool)
+	}
+	if v, ok := get("spec", "service", "type"); ok {
+		cfg.Transform.ServiceType = v.(string)
+	}
+	if v, ok := get("spec", "service", "port"); ok {
+		switch n := v.(type) {
+		case float64:
+			cfg.Transform.ServicePort = int(n)
+		case int:
+			cfg.Transform.ServicePort = n
+		}
+	}
+	if v, ok := get("spec", "service", "externalURI"); ok {
+		cfg.Transform.ExternalURI = v.(string)
+	}
+	if v, ok := get("spec", "runtime", "image"); ok {
+		cfg.Transform.RuntimeImage = v.(string)
+	}
+	if v, ok := get("spec", "rbac", "create"); ok {
+		cfg.Transform.CreateRBAC = v.(bool)
+	}
+	if v, ok := get("spec", "sparkConf"); ok {
+		for k, val := range v.(map[string]any) {
+			if cfg.SparkConf == nil {
+				cfg.SparkConf = map[string]string{}
+			}
+			cfg.SparkConf[k] = scalarString(val)
+		}
+	}
+}
+
+// scalarString renders a sparkConf value the way it would read in spark.properties.
+func scalarString(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(t)
+	}
+	return fmt.Sprint(v)
+}
+
+func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(ve.Causes) == 0 {
+		return []*jsonschema.ValidationError{ve}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range ve.Causes {
+		out = append(out, leaves(c)...)
+	}
+	return out
+}
+
+var additionalProp = regexp.MustCompile(`^additionalProperties (.+) not allowed$`)
+
+// describe names the field at fault: an unknown field is reported at its own path, not its
+// parent's.
+func describe(leaf *jsonschema.ValidationError, pathOf func(string) string) (string, string) {
+	if m := additionalProp.FindStringSubmatch(leaf.Message); m != nil {
+		var fields []string
+		for _, f := range strings.Split(m[1], ", ") {
+			fields = append(fields, strings.Trim(f, "'"))
+		}
+		parent := pathOf(leaf.InstanceLocation)
+		field := strings.Join(fields, ", ")
+		if parent != "" {
+			field = parent + "." + field
+		}
+		return field, "unknown field"
+	}
+	field := pathOf(leaf.InstanceLocation)
+	if field == "" {
+		field = "functionConfig"
+	}
+	return field, leaf.Message
+}
+
+// dotted turns a JSON pointer into the dotted field path results use.
+func dotted(ptr string) string {
+	ptr = strings.TrimPrefix(ptr, "/")
+	if ptr == "" {
+		return ""
+	}
+	parts := strings.Split(ptr, "/")
+	for i, p := range parts {
+		p = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
+		if _, err := strconv.Atoi(p); err == nil {
+			parts[i] = "[" + p + "]"
+			continue
+		}
+		if strings.Contains(p, ".") {
+			p = `["` + p + `"]`
+		}
+		parts[i] = p
+	}
+	return strings.ReplaceAll(strings.Join(parts, "."), ".[", "[")
+}
+
+func sortResults(rs framework.Results) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		return rs[i].Field != nil && rs[j].Field != nil && rs[i].Field.Path < rs[j].Field.Path
+	})
+}

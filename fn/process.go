@@ -1,0 +1,35 @@
+package main
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/transform"
+	"github.com/sparkui/sparkui/validate"
+)
+
+// Process is the whole function over one ResourceList: load the config, rewrite (in
+// transform mode), then validate what comes out. Findings go to rl.Results; it never
+// returns an error for bad input, so every item is always written back.
+func Process(rl *framework.ResourceList) error {
+	cfg, results := LoadConfig(rl.FunctionConfig)
+	if len(results) > 0 {
+		rl.Results = append(rl.Results, results...)
+		return nil
+	}
+	m := app.Build(rl.Items, cfg.SparkConf)
+	if cfg.Mode == "transform" {
+		items, notes := transform.Apply(m, cfg.Transform)
+		rl.Items = items
+		for _, n := range notes {
+			rl.Results = append(rl.Results, validate.NewResult(n.Rule, framework.Info, n.Object, "", n.Msg))
+		}
+		// Validate what is written, with the very rules validate mode uses.
+		m = app.Build(rl.Items, cfg.SparkConf)
+	}
+	rl.Results = append(rl.Results, validate.Run(&validate.Context{
+		Model:                m,
+		RBACManagedElsewhere: !cfg.Transform.CreateRBAC,
+	})...)
+	return nil
+}

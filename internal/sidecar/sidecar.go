@@ -1,0 +1,98 @@
+// Package sidecar is the interface between the KRM function and the runtime: the names of the
+// container, volume and hook it wires into the driver Pod, and the runtime's settings as
+// command-line arguments. The function writes them, the runtime parses them, validation reads
+// them back; all three go through this package so they cannot drift.
+package sidecar
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+const (
+	ContainerName = "sparkui-runtime"
+	VolumeName    = "sparkui-runtime"
+	// MountPath is a shared emptyDir: the runtime copies its own binary there at start so the
+	// driver container's preStop hook can run it whatever the Spark image contains, and
+	// listens on a unix socket there for that hook's withdrawal request.
+	MountPath  = "/opt/sparkui"
+	BinaryPath = MountPath + "/sparkui-runtime"
+	SocketPath = MountPath + "/runtime.sock"
+
+	RunCommand      = "run"
+	WithdrawCommand = "withdraw"
+	// WithdrawTimeout bounds the preStop hook; well inside the default 30 s grace period.
+	WithdrawTimeout = 10 * time.Second
+
+	// User is the runtime's numeric non-root user and group.
+	User = 65532
+
+	EnvPodName      = "POD_NAME"
+	EnvPodNamespace = "POD_NAMESPACE"
+	EnvPodUID       = "POD_UID"
+)
+
+// Config is what the runtime needs to know about its application.
+type Config struct {
+	Service     string // the UI Service to bind
+	AppID       string // value of the Service's spark-app-selector label and Spark's app id
+	UIPort      int    // spark.ui.port; 0 = random
+	MaxRetries  int    // spark.port.maxRetries
+	TLS         bool
+	SSLPort     int // first HTTPS port when TLS is on; 0 = random
+	HostNetwork bool
+}
+
+// Flags registers c's fields on fs under their argument names.
+func (c *Config) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Service, "service", c.Service, "name of the UI Service to bind")
+	fs.StringVar(&c.AppID, "app-id", c.AppID, "Spark application id (the Service's spark-app-selector label)")
+	fs.IntVar(&c.UIPort, "ui-port", c.UIPort, "spark.ui.port (0 = random)")
+	fs.IntVar(&c.MaxRetries, "max-retries", c.MaxRetries, "spark.port.maxRetries")
+	fs.BoolVar(&c.TLS, "tls", c.TLS, "the UI serves HTTPS (spark.ssl.ui.enabled)")
+	fs.IntVar(&c.SSLPort, "ssl-ui-port", c.SSLPort, "first HTTPS port when -tls (0 = random)")
+	fs.BoolVar(&c.HostNetwork, "host-network", c.HostNetwork, "the Pod uses the node's network namespace")
+}
+
+// Args is the container's args for `run` with c.
+func (c Config) Args() []string {
+	args := []string{
+		RunCommand,
+		"--service=" + c.Service,
+		"--app-id=" + c.AppID,
+		"--ui-port=" + strconv.Itoa(c.UIPort),
+		"--max-retries=" + strconv.Itoa(c.MaxRetries),
+		"--tls=" + strconv.FormatBool(c.TLS),
+	}
+	if c.TLS {
+		args = append(args, "--ssl-ui-port="+strconv.Itoa(c.SSLPort))
+	}
+	return append(args, "--host-network="+strconv.FormatBool(c.HostNetwork))
+}
+
+// ParseArgs reads container args written by Args (or by hand).
+func ParseArgs(args []string) (Config, error) {
+	if len(args) == 0 || args[0] != RunCommand {
+		return Config{}, fmt.Errorf("args must start with %q", RunCommand)
+	}
+	var c Config
+	fs := flag.NewFlagSet(RunCommand, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c.Flags(fs)
+	if err := fs.Parse(args[1:]); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return c, nil
+}
+
+// PreStopCommand is the driver container's preStop exec: ask the runtime to withdraw and wait
+// for the API server's answer, within a bound.
+func PreStopCommand() []string {
+	return []string{BinaryPath, WithdrawCommand, "--socket=" + SocketPath, "--timeout=" + WithdrawTimeout.String()}
+}

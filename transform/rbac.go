@@ -1,0 +1,60 @@
+package transform
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+const rbacAPIVersion = "rbac.authorization.k8s.io/v1"
+
+// RuntimeVerbs are what the runtime does to its UI Service: get (to report what it found
+// when a guarded patch is refused) and patch (bind and withdraw).
+var RuntimeVerbs = []string{"get", "patch"}
+
+func roleRules(a *app.App) *yaml.Node {
+	return yamlx.NewSeq(yamlx.NewMap(
+		"apiGroups", []string{""},
+		"resources", []string{"services"},
+		"resourceNames", []string{a.UIServiceName},
+		"verbs", RuntimeVerbs,
+	))
+}
+
+func roleRef(a *app.App) *yaml.Node {
+	return yamlx.NewMap("apiGroup", "rbac.authorization.k8s.io", "kind", "Role", "name", a.BinderName)
+}
+
+func subjects(a *app.App) *yaml.Node {
+	s := yamlx.NewMap("kind", "ServiceAccount", "name", a.SA())
+	// Without a namespace the binding's own applies, which is what a kustomize namespace
+	// transformer applied later expects.
+	if a.Namespace != "" {
+		yamlx.Set(s, "namespace", yamlx.NewStr(a.Namespace))
+	}
+	return yamlx.NewSeq(s)
+}
+
+// NewRole grants get and patch on exactly the UI Service.
+func NewRole(a *app.App) *yaml.RNode {
+	return object(rbacAPIVersion, "Role", ownMeta(a, a.BinderName), "rules", roleRules(a))
+}
+
+// NewRoleBinding binds the Role to the driver's ServiceAccount.
+func NewRoleBinding(a *app.App) *yaml.RNode {
+	return object(rbacAPIVersion, "RoleBinding", ownMeta(a, a.BinderName), "roleRef", roleRef(a), "subjects", subjects(a))
+}
+
+// EnsureRole brings an existing Role back to NewRole's content.
+func EnsureRole(a *app.App) {
+	ensureOwnMeta(a.Role, a, a.BinderName)
+	yamlx.SetIfChanged(a.Role.YNode(), "rules", roleRules(a))
+}
+
+// EnsureRoleBinding brings an existing RoleBinding back to NewRoleBinding's content.
+func EnsureRoleBinding(a *app.App) {
+	ensureOwnMeta(a.RoleBinding, a, a.BinderName)
+	yamlx.SetIfChanged(a.RoleBinding.YNode(), "roleRef", roleRef(a))
+	yamlx.SetIfChanged(a.RoleBinding.YNode(), "subjects", subjects(a))
+}

@@ -1,0 +1,154 @@
+package transform
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+// RuntimeConfig is what the runtime must be told about a.
+func RuntimeConfig(a *app.App) sidecar.Config {
+	return sidecar.Config{
+		Service:     a.UIServiceName,
+		AppID:       a.AppID,
+		UIPort:      a.Settings.UIPort,
+		MaxRetries:  a.Settings.MaxRetries,
+		TLS:         a.Settings.TLS,
+		SSLPort:     a.Settings.SSLPort,
+		HostNetwork: a.HostNetwork,
+	}
+}
+
+func fieldEnv(name, path string) *yaml.Node {
+	return yamlx.NewMap("name", name, "valueFrom", yamlx.NewMap("fieldRef", yamlx.NewMap("fieldPath", path)))
+}
+
+// RuntimeContainer is the native sidecar: an init container with restartPolicy Always starts
+// before the driver and is stopped after it, so it can withdraw the Service last.
+func RuntimeContainer(a *app.App, image string) *yaml.Node {
+	var args []any
+	for _, s := range RuntimeConfig(a).Args() {
+		args = append(args, s)
+	}
+	return yamlx.NewMap(
+		"name", sidecar.ContainerName,
+		"image", image,
+		"imagePullPolicy", "IfNotPresent",
+		"restartPolicy", "Always",
+		"args", yamlx.NewSeq(args...),
+		"env", yamlx.NewSeq(
+			fieldEnv(sidecar.EnvPodName, "metadata.name"),
+			fieldEnv(sidecar.EnvPodNamespace, "metadata.namespace"),
+			fieldEnv(sidecar.EnvPodUID, "metadata.uid"),
+		),
+		"resources", yamlx.NewMap(
+			"requests", yamlx.NewMap("cpu", "10m", "memory", "32Mi"),
+			"limits", yamlx.NewMap("cpu", "100m", "memory", "64Mi"),
+		),
+		"securityContext", yamlx.NewMap(
+			"runAsNonRoot", true,
+			"runAsUser", sidecar.User,
+			"runAsGroup", sidecar.User,
+			"readOnlyRootFilesystem", true,
+			"allowPrivilegeEscalation", false,
+			"capabilities", yamlx.NewMap("drop", []string{"ALL"}),
+			"seccompProfile", yamlx.NewMap("type", "RuntimeDefault"),
+		),
+		"terminationMessagePolicy", "FallbackToLogsOnError",
+		"volumeMounts", yamlx.NewSeq(yamlx.NewMap("name", sidecar.VolumeName, "mountPath", sidecar.MountPath)),
+	)
+}
+
+func runtimeVolume() *yaml.Node {
+	return yamlx.NewMap("name", sidecar.VolumeName, "emptyDir", yamlx.NewMap("sizeLimit", "64Mi"))
+}
+
+func driverMount() *yaml.Node {
+	return yamlx.NewMap("name", sidecar.VolumeName, "mountPath", sidecar.MountPath, "readOnly", true)
+}
+
+func preStop() *yaml.Node {
+	var cmd []any
+	for _, s := range sidecar.PreStopCommand() {
+		cmd = append(cmd, s)
+	}
+	return yamlx.NewMap("exec", yamlx.NewMap("command", yamlx.NewSeq(cmd...)))
+}
+
+// IsOurPreStop reports whether a preStop handler runs the runtime's withdraw command.
+func IsOurPreStop(h *yaml.Node) bool {
+	cmd := yamlx.Items(yamlx.Get(h, "exec", "command"))
+	return len(cmd) > 0 && yamlx.Str(cmd[0]) == sidecar.BinaryPath
+}
+
+// named finds the element of a list of named maps (containers, volumes, mounts).
+func named(list *yaml.Node, name string) (int, *yaml.Node) {
+	for i, e := range yamlx.Items(list) {
+		if yamlx.GetStr(e, "name") == name {
+			return i, e
+		}
+	}
+	return -1, nil
+}
+
+// upsertNamed puts want in list in place of the element with its name, unless equal.
+func upsertNamed(parent *yaml.Node, key string, want *yaml.Node) {
+	list := yamlx.EnsureSeq(parent, key)
+	i, cur := named(list, yamlx.GetStr(want, "name"))
+	switch {
+	case cur == nil:
+		list.Content = append(list.Content, want)
+	case !yamlx.Equal(cur, want):
+		list.Content[i] = want
+	}
+}
+
+// InjectRuntime adds the runtime sidecar, its shared volume, and the driver container's mount
+// and preStop hook. A preStop hook the user already has is left alone (validation warns: the
+// runtime then withdraws only once it sees the UI go away, after SIGTERM).
+func InjectRuntime(a *app.App, o Options) {
+	c := a.DriverContainerNode()
+	if c == nil {
+		return
+	}
+	spec := yamlx.Get(a.Pod.YNode(), "spec")
+	upsertNamed(spec, "initContainers", RuntimeContainer(a, o.RuntimeImage))
+	upsertNamed(spec, "volumes", runtimeVolume())
+	upsertNamed(c, "volumeMounts", driverMount())
+	lc := yamlx.Ensure(c, "lifecycle")
+	if h := yamlx.Get(lc, "preStop"); h == nil || IsOurPreStop(h) {
+		yamlx.SetIfChanged(lc, "preStop", preStop())
+	}
+}
+
+// RemoveRuntime undoes InjectRuntime, for an application whose UI was switched off.
+func RemoveRuntime(a *app.App) {
+	spec := yamlx.Get(a.Pod.YNode(), "spec")
+	removeNamed(spec, "initContainers")
+	removeNamed(spec, "volumes")
+	if c := a.DriverContainerNode(); c != nil {
+		removeNamed(c, "volumeMounts")
+		if lc := yamlx.Get(c, "lifecycle"); lc != nil {
+			if IsOurPreStop(yamlx.Get(lc, "preStop")) {
+				yamlx.Delete(lc, "preStop")
+			}
+			if len(lc.Content) == 0 {
+				yamlx.Delete(c, "lifecycle")
+			}
+		}
+	}
+}
+
+// removeNamed drops sparkui's entry (container, volume or mount) from a named list.
+func removeNamed(parent *yaml.Node, key string) {
+	list := yamlx.Get(parent, key)
+	mine := func(e *yaml.Node) bool {
+		n := yamlx.GetStr(e, "name")
+		return n == sidecar.ContainerName || n == sidecar.VolumeName
+	}
+	if yamlx.Filter(list, func(e *yaml.Node) bool { return !mine(e) }) && len(list.Content) == 0 {
+		yamlx.Delete(parent, key)
+	}
+}

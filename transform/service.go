@@ -1,0 +1,107 @@
+package transform
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+// UIPortName is the UI Service port's name: "https" when Spark serves the UI over TLS.
+func UIPortName(a *app.App) string {
+	if a.Settings.TLS {
+		return names.UIPortNameTLS
+	}
+	return names.UIPortName
+}
+
+// FrontPort is the UI Service's port: the configured one, else what Spark binds first.
+func FrontPort(a *app.App, o Options) int {
+	if o.ServicePort > 0 {
+		return o.ServicePort
+	}
+	return a.Settings.FrontPort()
+}
+
+// NewUIService builds the UI Service for a. It has no selector: the runtime sets selector and
+// targetPort together once the UI has really bound, so nothing is routed before then.
+func NewUIService(a *app.App, o Options) *yaml.RNode {
+	md := ownMeta(a, a.UIServiceName)
+	if o.ExternalURI == "annotation" {
+		yamlx.Set(md, "annotations", yamlx.NewMap(names.AnnotationProvideExternalURI, "true"))
+	}
+	spec := yamlx.NewMap("type", serviceType(o))
+	copyIPFamilies(a, spec)
+	yamlx.Set(spec, "ports", yamlx.NewSeq(uiPort(a, o)))
+	return object("v1", "Service", md, "spec", spec)
+}
+
+func serviceType(o Options) string {
+	if o.ServiceType == "" {
+		return "ClusterIP"
+	}
+	return o.ServiceType
+}
+
+func uiPort(a *app.App, o Options) *yaml.Node {
+	port := FrontPort(a, o)
+	return yamlx.NewMap("name", UIPortName(a), "protocol", "TCP", "port", port, "targetPort", port)
+}
+
+// copyIPFamilies makes spec's ipFamilyPolicy and ipFamilies those of the driver Service: a
+// UI Service of another family would not reach a single-stack driver.
+func copyIPFamilies(a *app.App, spec *yaml.Node) {
+	var src *yaml.Node
+	if a.DriverService != nil {
+		src = yamlx.Get(a.DriverService.YNode(), "spec")
+	}
+	for _, k := range []string{"ipFamilyPolicy", "ipFamilies"} {
+		if v := yamlx.Get(src, k); v != nil {
+			yamlx.SetIfChanged(spec, k, deepCopy(v))
+		} else {
+			yamlx.Delete(spec, k)
+		}
+	}
+}
+
+// EnsureUIService brings an existing UI Service back to what NewUIService would build,
+// keeping everything else on it (user annotations, a chosen nodePort).
+func EnsureUIService(a *app.App, o Options) {
+	rn := a.UIService
+	ensureOwnMeta(rn, a, a.UIServiceName)
+	if o.ExternalURI == "annotation" {
+		ann := yamlx.Ensure(yamlx.Get(rn.YNode(), "metadata"), "annotations")
+		yamlx.SetIfChanged(ann, names.AnnotationProvideExternalURI, yamlx.NewStr("true"))
+	}
+	spec := yamlx.Ensure(rn.YNode(), "spec")
+	yamlx.Delete(spec, "selector")
+	yamlx.SetIfChanged(spec, "type", yamlx.NewStr(serviceType(o)))
+	copyIPFamilies(a, spec)
+
+	want := uiPort(a, o)
+	ports := yamlx.Get(spec, "ports")
+	var cur *yaml.Node
+	if items := yamlx.Items(ports); len(items) > 0 && items[0].Kind == yaml.MappingNode {
+		cur = items[0]
+	}
+	if cur == nil {
+		yamlx.Set(spec, "ports", yamlx.NewSeq(want))
+		return
+	}
+	ports.Content = ports.Content[:1]
+	yamlx.Pairs(want, func(k, v *yaml.Node) { yamlx.SetIfChanged(cur, k.Value, v) })
+	if serviceType(o) == "ClusterIP" {
+		yamlx.Delete(cur, "nodePort")
+	}
+}
+
+func deepCopy(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.HeadComment, c.LineComment, c.FootComment = "", "", ""
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, e := range n.Content {
+		c.Content[i] = deepCopy(e)
+	}
+	return &c
+}

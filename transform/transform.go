@@ -1,0 +1,118 @@
+// Package transform rewrites Spark driver manifests: it drops the zero ports the API server
+// rejects and adds, for each application, the selectorless UI Service, the RBAC that lets the
+// runtime bind it, and the runtime sidecar with its withdrawal hook. Every step edits nodes in
+// place, only where they differ from what is wanted, so output is idempotent and keeps the
+// input's order and comments.
+package transform
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+// Options are the functionConfig settings the rewrite needs.
+type Options struct {
+	ServiceEnabled bool
+	ServiceType    string // ClusterIP | NodePort | LoadBalancer
+	ServicePort    int    // 0 = derived from the Spark settings
+	ExternalURI    string // none | annotation | nodePort | loadBalancer
+	RuntimeImage   string
+	CreateRBAC     bool
+}
+
+// Note is something the rewrite did that a user should hear about.
+type Note struct {
+	App    *app.App
+	Object *yaml.RNode
+	Rule   string
+	Msg    string
+}
+
+// Apply rewrites every application of m and returns the resulting item list: the input
+// items in order (minus any UI Service removed because the UI is disabled) followed by the
+// objects added, application by application.
+func Apply(m *app.Model, o Options) ([]*yaml.RNode, []Note) {
+	var added []*yaml.RNode
+	var notes []Note
+	removed := map[*yaml.RNode]bool{}
+	for _, a := range m.Apps {
+		DropZeroPorts(a)
+		if !o.ServiceEnabled {
+			continue
+		}
+		if !a.Settings.UIEnabled {
+			for _, rn := range []*yaml.RNode{a.UIService, a.Role, a.RoleBinding} {
+				if rn != nil {
+					removed[rn] = true
+					_, name := app.Meta(rn)
+					notes = append(notes, Note{App: a, Object: rn, Rule: "SUI003",
+						Msg: "removed " + yamlx.GetStr(rn.YNode(), "kind") + " " + name + ": spark.ui.enabled=false, so there is no UI to serve"})
+				}
+			}
+			RemoveRuntime(a)
+			continue
+		}
+		if a.UIService == nil {
+			a.UIService = NewUIService(a, o)
+			added = append(added, a.UIService)
+		} else {
+			EnsureUIService(a, o)
+		}
+		if o.CreateRBAC {
+			if a.Role == nil {
+				a.Role = NewRole(a)
+				added = append(added, a.Role)
+			} else {
+				EnsureRole(a)
+			}
+			if a.RoleBinding == nil {
+				a.RoleBinding = NewRoleBinding(a)
+				added = append(added, a.RoleBinding)
+			} else {
+				EnsureRoleBinding(a)
+			}
+		}
+		InjectRuntime(a, o)
+	}
+	if len(removed) == 0 && len(added) == 0 {
+		return m.Items, notes
+	}
+	out := make([]*yaml.RNode, 0, len(m.Items)+len(added))
+	for _, it := range m.Items {
+		if !removed[it] {
+			out = append(out, it)
+		}
+	}
+	return append(out, added...), notes
+}
+
+// ownMeta is the metadata of an object sparkui adds for a.
+func ownMeta(a *app.App, name string) *yaml.Node {
+	md := yamlx.NewMap("name", name)
+	if a.Namespace != "" {
+		yamlx.Set(md, "namespace", yamlx.NewStr(a.Namespace))
+	}
+	yamlx.Set(md, "labels", ownLabels(a))
+	return md
+}
+
+func ownLabels(a *app.App) *yaml.Node {
+	return yamlx.NewMap(names.LabelManagedBy, names.ManagedByValue, names.LabelAppSelector, a.AppID)
+}
+
+// ensureOwnMeta makes an existing object's name, namespace and labels sparkui's again.
+func ensureOwnMeta(rn *yaml.RNode, a *app.App, name string) {
+	md := yamlx.Ensure(rn.YNode(), "metadata")
+	yamlx.SetIfChanged(md, "name", yamlx.NewStr(name))
+	labels := yamlx.Ensure(md, "labels")
+	yamlx.SetIfChanged(labels, names.LabelManagedBy, yamlx.NewStr(names.ManagedByValue))
+	yamlx.SetIfChanged(labels, names.LabelAppSelector, yamlx.NewStr(a.AppID))
+}
+
+func object(apiVersion, kind string, md *yaml.Node, rest ...any) *yaml.RNode {
+	n := yamlx.NewMap(append([]any{"apiVersion", apiVersion, "kind", kind, "metadata", md}, rest...)...)
+	return yaml.NewRNode(n)
+}

@@ -1,0 +1,75 @@
+package validate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/internal/yamlx"
+	"github.com/sparkui/sparkui/transform"
+)
+
+var podEnv = map[string]string{
+	sidecar.EnvPodName:      "metadata.name",
+	sidecar.EnvPodNamespace: "metadata.namespace",
+	sidecar.EnvPodUID:       "metadata.uid",
+}
+
+// checkSUI009: a runtime told the wrong Service, id, port, retries, TLS or network binds the
+// wrong thing or nothing; without restartPolicy Always it is an init container that blocks
+// the driver forever; without the downward-API env it cannot guard its patches.
+func checkSUI009(ctx *Context) []Finding {
+	var out []Finding
+	for _, a := range ctx.Model.Apps {
+		i, c := RuntimeContainer(a)
+		if c == nil || !a.Settings.UIEnabled {
+			continue
+		}
+		base := fmt.Sprintf("spec.initContainers[%d]", i)
+		if yamlx.GetStr(c, "restartPolicy") != "Always" {
+			out = append(out, Finding{Object: a.Pod, Field: base + ".restartPolicy",
+				Msg: "the runtime must be a native sidecar (restartPolicy: Always), or the driver never starts"})
+		}
+		var args []string
+		for _, s := range yamlx.Items(yamlx.Get(c, "args")) {
+			args = append(args, yamlx.Str(s))
+		}
+		want := transform.RuntimeConfig(a)
+		got, err := sidecar.ParseArgs(args)
+		if err != nil {
+			out = append(out, Finding{Object: a.Pod, Field: base + ".args", Msg: "the runtime's args are unreadable: " + err.Error()})
+		} else if diff := configDiff(got, want); diff != "" {
+			out = append(out, Finding{Object: a.Pod, Field: base + ".args", Msg: "the runtime's settings disagree with the application: " + diff})
+		}
+		env := map[string]string{}
+		for _, e := range yamlx.Items(yamlx.Get(c, "env")) {
+			env[yamlx.GetStr(e, "name")] = yamlx.GetStr(e, "valueFrom", "fieldRef", "fieldPath")
+		}
+		for _, name := range []string{sidecar.EnvPodName, sidecar.EnvPodNamespace, sidecar.EnvPodUID} {
+			if env[name] != podEnv[name] {
+				out = append(out, Finding{Object: a.Pod, Field: base + ".env",
+					Msg: fmt.Sprintf("the runtime needs env %s from the downward API (fieldRef %s)", name, podEnv[name])})
+			}
+		}
+	}
+	return out
+}
+
+func configDiff(got, want sidecar.Config) string {
+	var d []string
+	add := func(name string, g, w any) {
+		if g != w {
+			d = append(d, fmt.Sprintf("%s is %v, the application's is %v", name, g, w))
+		}
+	}
+	add("--service", got.Service, want.Service)
+	add("--app-id", got.AppID, want.AppID)
+	add("--ui-port", got.UIPort, want.UIPort)
+	add("--max-retries", got.MaxRetries, want.MaxRetries)
+	add("--tls", got.TLS, want.TLS)
+	if want.TLS {
+		add("--ssl-ui-port", got.SSLPort, want.SSLPort)
+	}
+	add("--host-network", got.HostNetwork, want.HostNetwork)
+	return strings.Join(d, "; ")
+}

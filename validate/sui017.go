@@ -1,0 +1,24 @@
+package validate
+
+import (
+	"github.com/sparkui/sparkui/internal/yamlx"
+	"github.com/sparkui/sparkui/transform"
+)
+
+// checkSUI017: the function leaves a user's own preStop hook in place; without sparkui's, the
+// Service is withdrawn only when the runtime sees the UI go away, after the driver got
+// SIGTERM, so a request can still reach a stopping UI.
+func checkSUI017(ctx *Context) []Finding {
+	var out []Finding
+	for _, a := range ctx.Model.Apps {
+		if a.UIService == nil {
+			continue
+		}
+		c := a.DriverContainerNode()
+		if h := yamlx.Get(c, "lifecycle", "preStop"); h != nil && !transform.IsOurPreStop(h) {
+			out = append(out, Finding{Object: a.Pod, Field: a.DriverContainerPath() + ".lifecycle.preStop",
+				Msg: "the driver container has its own preStop hook, so sparkui's withdrawal hook is not installed: the UI Service is withdrawn only after the driver has stopped serving; chain the hook: run " + "\"/opt/sparkui/sparkui-runtime withdraw\" first"})
+		}
+	}
+	return out
+}
