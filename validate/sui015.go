@@ -12,12 +12,12 @@ func checkSUI015(ctx *Context) []Finding {
 	for _, a := range ctx.Model.Apps {
 		if a.ConfError != nil {
 			out = append(out, Finding{Object: a.ConfigMap, Field: DataKeyPath(names.SparkPropertiesKey),
-				Msg: "spark.properties of ConfigMap " + objName(a.ConfigMap) + " is unreadable: " + a.ConfError.Msg})
+				Msg: "spark.properties of " + objName(a.ConfigMap) + " is unreadable: " + a.ConfError.Msg})
 		}
 		for _, e := range a.SettingErrors {
 			if a.ConfSource == app.FromConfigMap {
 				out = append(out, Finding{Object: a.ConfigMap, Field: DataKeyPath(names.SparkPropertiesKey),
-					Msg: "in spark.properties, " + e.Error()})
+					Msg: "in spark.properties of " + objName(a.ConfigMap) + ": " + e.Error()})
 			} else {
 				out = append(out, Finding{Object: a.Pod, Field: "",
 					Msg: "functionConfig spec.sparkConf: " + e.Error()})

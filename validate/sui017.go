@@ -1,6 +1,9 @@
 package validate
 
 import (
+	"strings"
+
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
 	"github.com/sparkui/sparkui/transform"
 )
@@ -17,7 +20,7 @@ func checkSUI017(ctx *Context) []Finding {
 		c := a.DriverContainerNode()
 		if h := yamlx.Get(c, "lifecycle", "preStop"); h != nil && !transform.IsOurPreStop(h) {
 			out = append(out, Finding{Object: a.Pod, Field: a.DriverContainerPath() + ".lifecycle.preStop",
-				Msg: "the driver container has its own preStop hook, so sparkui's withdrawal hook is not installed: the UI Service is withdrawn only after the driver has stopped serving; chain the hook: run " + "\"/opt/sparkui/sparkui-runtime withdraw\" first"})
+				Msg: "the driver container has its own preStop hook, so sparkui's withdrawal hook is not installed: the UI Service is withdrawn only after the driver has stopped serving; chain the hook: run " + quote(strings.Join(sidecar.PreStopCommand(), " ")) + " first"})
 		}
 	}
 	return out

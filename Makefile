@@ -1,0 +1,61 @@
+# sparkui — build, test and tools. `make help` lists the targets.
+SHELL := /bin/bash
+VERSION ?= $(shell cat VERSION)
+CACHE ?= $(HOME)/.cache/sparkui
+export SPARKUI_CACHE := $(CACHE)
+KUSTOMIZE_VERSION := v5.8.1
+KUSTOMIZE := $(CACHE)/bin/kustomize-$(KUSTOMIZE_VERSION)
+export SPARKUI_KUSTOMIZE := $(KUSTOMIZE)
+LDFLAGS := -s -w -X github.com/sparkui/sparkui/internal/version.Version=$(VERSION)
+GO_BUILD := CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)'
+FUZZTIME ?= 10s
+
+.PHONY: help build example test unit fuzz bench tools kustomize control-plane fmt-check vet clean
+
+help:
+	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
+	@echo "make example        run sparkui-fn on the bundled spark-submit example and print the result"
+	@echo "make test           everything: vet, gofmt, unit + golden + kustomize/kpt + control-plane tests, short fuzzing"
+	@echo "make bench          benchmarks (compare runs with benchstat)"
+	@echo "make tools          build the kustomize CLI and the control plane into $(CACHE)"
+
+build:
+	$(GO_BUILD) -o bin/sparkui-fn ./fn
+	$(GO_BUILD) -o bin/sparkui-runtime ./runtime
+
+example: build
+	bin/sparkui-fn examples/spark-submit/fn-config.yaml examples/spark-submit/manifests.yaml
+
+kustomize: $(KUSTOMIZE)
+$(KUSTOMIZE):
+	mkdir -p $(CACHE)/bin
+	GOBIN=$(CACHE)/bin/.tmp-kustomize CGO_ENABLED=0 go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+	mv $(CACHE)/bin/.tmp-kustomize/kustomize $(KUSTOMIZE)
+	rmdir $(CACHE)/bin/.tmp-kustomize
+
+control-plane:
+	bash internal/testcluster/build.sh
+
+tools: kustomize control-plane
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	go vet ./...
+
+unit:
+	go test -count=1 ./...
+
+fuzz:
+	go test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./internal/sparkconf
+	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(FUZZTIME) ./fn
+
+test: build tools fmt-check vet unit fuzz
+
+bench: build
+	go test -run='^$$' -bench=. -benchmem -count=6 ./fn | tee bench.out
+
+clean:
+	rm -rf bin bench.out
