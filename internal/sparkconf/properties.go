@@ -53,7 +53,7 @@ func Parse(text string) (map[string]string, error) {
 		if err != nil {
 			return nil, &SyntaxError{Line: start + 1, Msg: err.Error()}
 		}
-		props[key] = strings.TrimSpace(value)
+		props[key] = javaTrim(value)
 	}
 	return props, nil
 }
@@ -208,4 +208,10 @@ func hexVal(c byte) (byte, bool) {
 		return c - 'A' + 10, true
 	}
 	return 0, false
+}
+
+// javaTrim is Java's String.trim, which spark-submit applies to every value: it strips every
+// character up to U+0020, and nothing else (no Unicode spaces).
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/names"
+)
+
+// FuzzFunction runs the whole function on arbitrary YAML: it must not panic, must not lose an
+// item it does not own, must tag every result, and must be idempotent on its own output.
+func FuzzFunction(f *testing.F) {
+	ins, _ := filepath.Glob("../testdata/*/input.yaml")
+	for _, in := range ins {
+		b, err := os.ReadFile(in)
+		if err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata: {labels: {spark-role: driver}}\nspec: {containers: [{ports: [{containerPort: 0}]}]}"))
+	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: {ports: 7}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := &kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}
+		items, err := r.Read()
+		if err != nil {
+			return
+		}
+		// kyaml itself cannot write some inputs (a scalar document): a no-op function fails on
+		// them too, so only panics and lost items are checked there.
+		writable := kyamlCanWrite(items)
+		rl := &framework.ResourceList{Items: items, FunctionConfig: r.FunctionConfig}
+		before := append([]*yaml.RNode(nil), items...)
+		if err := Process(rl); err != nil {
+			t.Fatalf("Process returned an error instead of results: %v", err)
+		}
+		kept := map[*yaml.RNode]bool{}
+		for _, it := range rl.Items {
+			kept[it] = true
+		}
+		for _, it := range before {
+			if !kept[it] && app.Labels(it)[names.LabelManagedBy] != names.ManagedByValue {
+				t.Fatalf("item lost:\n%s", it.MustString())
+			}
+		}
+		for _, res := range rl.Results {
+			if res.Tags["rule"] == "" || !strings.HasPrefix(res.Message, "["+res.Tags["rule"]+"] ") {
+				t.Fatalf("untagged result: %+v", res)
+			}
+		}
+
+		if !writable {
+			return
+		}
+		// Idempotency: the output, read back and processed again, is written exactly as kyaml
+		// writes it back untouched (kyaml's own rewriting of odd input is not ours to judge).
+		first := write(t, rl)
+		reread := func() *framework.ResourceList {
+			r2 := &kio.ByteReader{Reader: bytes.NewReader(first), OmitReaderAnnotations: true}
+			items2, err := r2.Read()
+			if err != nil {
+				t.Fatalf("own output unreadable: %v\n%s", err, first)
+			}
+			return &framework.ResourceList{Items: items2, FunctionConfig: r.FunctionConfig}
+		}
+		untouched := reread()
+		if !kyamlCanWrite(untouched.Items) {
+			return
+		}
+		floor := write(t, untouched)
+		rl2 := reread()
+		if err := Process(rl2); err != nil {
+			t.Fatal(err)
+		}
+		if second := write(t, rl2); !bytes.Equal(floor, second) {
+			t.Fatalf("not idempotent:\n--- first\n%s\n--- second\n%s", floor, second)
+		}
+	})
+}
+
+func write(t *testing.T, rl *framework.ResourceList) []byte {
+	var b bytes.Buffer
+	if err := (kio.ByteWriter{Writer: &b}).Write(rl.Items); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	return b.Bytes()
+}
+
+// kyamlCanWrite reports whether kyaml's own writer takes items (it panics on some odd
+// documents, such as a sequence with a null element at the top).
+func kyamlCanWrite(items []*yaml.RNode) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return (kio.ByteWriter{Writer: &bytes.Buffer{}}).Write(items) == nil
+}
