@@ -1,0 +1,363 @@
+// Package examples_test runs every example under examples/ with the real tool it documents
+// (bin/sparkui-fn standalone, the kustomize CLI, kpt) and compares the output with the
+// example's expected.yaml, byte for byte. Each example is then run a second time, through
+// the same tool, on its own output: the result must not change (idempotency).
+//
+//	go test ./examples/                     # check
+//	go test ./examples/ -update             # rewrite every expected.yaml (or UPDATE_EXPECTED=1)
+//
+// TestMain builds bin/sparkui-fn itself, so the test needs nothing but the kustomize CLI
+// (`make kustomize`) and kpt on $PATH. Missing tools fail the test, never skip it.
+package examples_test
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite each example's expected.yaml with the actual output")
+
+const kustomizeVersion = "v5.8.1"
+
+// root is the repository root, absolute. Every command runs there, exactly as the READMEs
+// spell it.
+var root string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	var err error
+	if root, err = filepath.Abs(".."); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := buildFn(); err != nil {
+		fmt.Fprintln(os.Stderr, "examples: building bin/sparkui-fn:", err)
+		os.Exit(2)
+	}
+	os.Exit(m.Run())
+}
+
+// buildFn builds bin/sparkui-fn the way `make build` does (static, same version stamp) and
+// swaps it in with a rename, so a sparkui-fn that another test is running is never
+// overwritten in place.
+func buildFn() error {
+	version, err := os.ReadFile(filepath.Join(root, "VERSION"))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
+		return err
+	}
+	tmp := filepath.Join(root, "bin", fmt.Sprintf(".sparkui-fn-%d", os.Getpid()))
+	cmd := exec.Command("go", "build", "-trimpath",
+		"-ldflags", "-s -w -X github.com/sparkui/sparkui/internal/version.Version="+strings.TrimSpace(string(version)),
+		"-o", tmp, "./fn")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("%v\n%s", err, out)
+	}
+	return os.Rename(tmp, filepath.Join(root, "bin", "sparkui-fn"))
+}
+
+// readInputs reads what the outputs depend on besides the examples themselves: the sources
+// bin/sparkui-fn is built from. go test caches a passing result until a file or environment
+// variable the test consulted changes, and it only records them once m.Run has started, so
+// this runs inside the test, not in TestMain.
+func readInputs() error {
+	for _, f := range []string{"go.mod", "go.sum", "VERSION"} {
+		if _, err := os.ReadFile(filepath.Join(root, f)); err != nil {
+			return err
+		}
+	}
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "bin", "examples", "testdata":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		name := d.Name()
+		if (strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go")) || strings.HasSuffix(name, ".json") {
+			_, err = os.ReadFile(path)
+		}
+		return err
+	})
+}
+
+func kustomizeBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("SPARKUI_KUSTOMIZE")
+	if bin == "" {
+		cache := os.Getenv("SPARKUI_CACHE")
+		if cache == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				t.Fatalf("cannot find the kustomize CLI: SPARKUI_KUSTOMIZE is unset and %v", err)
+			}
+			cache = filepath.Join(home, ".cache", "sparkui")
+		}
+		bin = filepath.Join(cache, "bin", "kustomize-"+kustomizeVersion)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("kustomize CLI %s not found (%v): run `make kustomize` first", bin, err)
+	}
+	return bin
+}
+
+func kptBin(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("SPARKUI_KPT"); bin != "" {
+		return bin
+	}
+	bin, err := exec.LookPath("kpt")
+	if err != nil {
+		t.Fatalf("kpt not found on $PATH (%v): install kpt 1.0.0-beta.56 or set SPARKUI_KPT", err)
+	}
+	return bin
+}
+
+// run runs name args in dir (root when empty) with stdin, fails the test unless it exits 0,
+// and returns its stdout.
+func run(t *testing.T, dir string, stdin []byte, name string, args ...string) []byte {
+	t.Helper()
+	if dir == "" {
+		dir = root
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("(cd %s && %s %s): %v\nstderr:\n%s\nstdout:\n%s", dir, name, strings.Join(args, " "), err, stderr.Bytes(), stdout.Bytes())
+	}
+	return stdout.Bytes()
+}
+
+// checkExpected compares got with dir/expected.yaml, or rewrites the file with -update.
+func checkExpected(t *testing.T, dir string, got []byte) {
+	t.Helper()
+	path := filepath.Join(root, dir, "expected.yaml")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", path)
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./examples/ -update writes it)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("output differs from %s/expected.yaml (-want +got); go test ./examples/ -update rewrites it:\n%s",
+			dir, cmp.Diff(lines(want), lines(got)))
+	}
+}
+
+// sameOutput asserts that the second run printed exactly what the first printed.
+func sameOutput(t *testing.T, how string, first, second []byte) {
+	t.Helper()
+	if !bytes.Equal(first, second) {
+		t.Errorf("not idempotent: %s changed the output (-first +second):\n%s", how, cmp.Diff(lines(first), lines(second)))
+	}
+}
+
+// lines splits b after each newline, so that cmp.Diff shows whole lines.
+func lines(b []byte) []string { return strings.SplitAfter(string(b), "\n") }
+
+// snapshot reads every file under dir.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		files[filepath.ToSlash(rel)] = string(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func sameTree(t *testing.T, what string, before, after map[string]string) {
+	t.Helper()
+	if d := cmp.Diff(before, after); d != "" {
+		t.Errorf("%s changed files (-before +after):\n%s", what, d)
+	}
+}
+
+// copyPackage copies the example package src (relative to root) into a new temporary
+// directory and returns that directory.
+func copyPackage(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join(root, src))); err != nil {
+		t.Fatal(err)
+	}
+	// expected.yaml is not part of the package kpt should see.
+	if err := os.Remove(filepath.Join(dst, "expected.yaml")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// documents splits a multi-document YAML stream and sorts the documents.
+func documents(b []byte) []string {
+	docs := strings.Split(strings.TrimPrefix(string(b), "---\n"), "\n---\n")
+	for i, d := range docs {
+		docs[i] = strings.TrimSuffix(d, "\n")
+	}
+	sort.Strings(docs)
+	return docs
+}
+
+// addedFiles asserts that an in-place kpt run wrote the objects the function added where the
+// READMEs say kpt puts objects without a path annotation: <namespace>/<kind>_<name>.yaml.
+func addedFiles(t *testing.T, tree map[string]string, namespace, prefix string) {
+	t.Helper()
+	for _, f := range []string{
+		"service_" + prefix + "-ui-svc.yaml",
+		"role_" + prefix + "-ui-svc-binder.yaml",
+		"rolebinding_" + prefix + "-ui-svc-binder.yaml",
+	} {
+		if _, ok := tree[namespace+"/"+f]; !ok {
+			t.Errorf("the in-place kpt run did not write %s/%s", namespace, f)
+		}
+	}
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExamples(t *testing.T) {
+	if os.Getenv("UPDATE_EXPECTED") == "1" {
+		*update = true
+	}
+	if err := readInputs(); err != nil {
+		t.Fatal(err)
+	}
+	fn := filepath.Join(root, "bin", "sparkui-fn")
+
+	// make example: sparkui-fn in standalone mode (config file, then input files).
+	t.Run("spark-submit", func(t *testing.T) {
+		const dir = "examples/spark-submit"
+		out := run(t, "", nil, "bin/sparkui-fn", dir+"/fn-config.yaml", dir+"/manifests.yaml")
+		checkExpected(t, dir, out)
+
+		// Idempotency through the same path: standalone sparkui-fn on its own output.
+		again := filepath.Join(t.TempDir(), "output.yaml")
+		write(t, again, string(out))
+		sameOutput(t, "bin/sparkui-fn on its own output", out, run(t, "", nil, "bin/sparkui-fn", dir+"/fn-config.yaml", again))
+	})
+
+	// kustomize build with sparkui-fn as an exec transformer.
+	t.Run("kustomize", func(t *testing.T) {
+		kustomize := kustomizeBin(t)
+		const dir = "examples/kustomize"
+		out := run(t, "", nil, kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir)
+		checkExpected(t, dir, out)
+
+		// Idempotency through kustomize: a kustomization whose only resource is the first
+		// build's output, with the same transformer (its exec path made absolute, since the
+		// temporary directory is elsewhere), must build to the same bytes.
+		tmp := t.TempDir()
+		cfg, err := os.ReadFile(filepath.Join(root, dir, "sparkui.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const rel = "path: ../../bin/sparkui-fn"
+		if !bytes.Contains(cfg, []byte(rel)) {
+			t.Fatalf("%s/sparkui.yaml no longer holds %q", dir, rel)
+		}
+		write(t, filepath.Join(tmp, "sparkui.yaml"), strings.Replace(string(cfg), rel, "path: "+fn, 1))
+		write(t, filepath.Join(tmp, "built.yaml"), string(out))
+		write(t, filepath.Join(tmp, "kustomization.yaml"), "resources:\n- built.yaml\ntransformers:\n- sparkui.yaml\n")
+		sameOutput(t, "kustomize build on the first build's output", out,
+			run(t, "", nil, kustomize, "build", "--enable-alpha-plugins", "--enable-exec", tmp))
+	})
+
+	// kpt fn eval --exec, functionConfig from key=value arguments (a ConfigMap).
+	t.Run("kpt-imperative", func(t *testing.T) {
+		kpt := kptBin(t)
+		const dir = "examples/kpt-imperative"
+		args := []string{"--exec", "bin/sparkui-fn", "--output", "unwrap", "--", "serviceType=NodePort"}
+		before := snapshot(t, filepath.Join(root, dir))
+		out := run(t, "", nil, kpt, append([]string{"fn", "eval", dir}, args...)...)
+		sameTree(t, "kpt fn eval --output unwrap", before, snapshot(t, filepath.Join(root, dir)))
+		checkExpected(t, dir, out)
+
+		// Idempotency through kpt, twice over:
+		// 1. the printed output, fed back to kpt fn eval on stdin, prints the same bytes;
+		sameOutput(t, "kpt fn eval - on the first output", out,
+			run(t, "", out, kpt, append([]string{"fn", "eval", "-"}, args...)...))
+		// 2. in place, as users run it: a second eval of the written package (which now
+		//    holds the added objects in files kpt named) changes no file.
+		pkg := copyPackage(t, dir)
+		inPlace := []string{"fn", "eval", pkg, "--exec", "bin/sparkui-fn", "--", "serviceType=NodePort"}
+		run(t, "", nil, kpt, inPlace...)
+		first := snapshot(t, pkg)
+		addedFiles(t, first, "reporting", "daily-report-7c2e9a4b1d8f3e60")
+		run(t, "", nil, kpt, inPlace...)
+		sameTree(t, "a second in-place kpt fn eval", first, snapshot(t, pkg))
+		if d := cmp.Diff(documents(out), documents(run(t, "", nil, kpt, "fn", "eval", pkg, "--exec", "bin/sparkui-fn", "--output", "unwrap", "--", "serviceType=NodePort"))); d != "" {
+			t.Errorf("the package evaluated in place holds other objects than expected.yaml (-expected +in place):\n%s", d)
+		}
+	})
+
+	// kpt fn render with the function in the Kptfile pipeline (exec + configPath).
+	t.Run("kpt-declarative", func(t *testing.T) {
+		kpt := kptBin(t)
+		const dir = "examples/kpt-declarative"
+		before := snapshot(t, filepath.Join(root, dir))
+		out := run(t, "", nil, kpt, "fn", "render", dir, "--allow-exec", "--output", "unwrap")
+		sameTree(t, "kpt fn render --output unwrap", before, snapshot(t, filepath.Join(root, dir)))
+		checkExpected(t, dir, out)
+
+		// Idempotency through kpt fn render, in place as users run it (the Kptfile's exec
+		// path is relative to the directory kpt runs in, so kpt still runs at the root): a
+		// second render of the rendered package changes no file, and the rendered package
+		// holds exactly the objects of expected.yaml (kpt orders a package by file path,
+		// and the added objects now live in files of their own, so only the order differs).
+		pkg := copyPackage(t, dir)
+		run(t, "", nil, kpt, "fn", "render", pkg, "--allow-exec")
+		first := snapshot(t, pkg)
+		addedFiles(t, first, "risk", "fraud-scoring-2b7d4f9e0c1a6e35")
+		run(t, "", nil, kpt, "fn", "render", pkg, "--allow-exec")
+		sameTree(t, "a second in-place kpt fn render", first, snapshot(t, pkg))
+		if d := cmp.Diff(documents(out), documents(run(t, "", nil, kpt, "fn", "render", pkg, "--allow-exec", "--output", "unwrap"))); d != "" {
+			t.Errorf("the package rendered in place holds other objects than expected.yaml (-expected +in place):\n%s", d)
+		}
+	})
+}
