@@ -73,6 +73,24 @@ func BenchmarkFloor(b *testing.B) {
 	}
 }
 
+// BenchmarkFloorOutput reads and writes the function's output with the no-op function: the
+// I/O the function cannot avoid, since what it writes is larger than what it reads.
+func BenchmarkFloorOutput(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("apps=%d", n), func(b *testing.B) {
+			in := runProcessor(b, appsInput(b, n))
+			b.SetBytes(int64(len(in)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var out bytes.Buffer
+				if err := framework.Execute(noop, &kio.ByteReadWriter{Reader: bytes.NewReader(in), Writer: &out, KeepReaderAnnotations: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 func TestBenchInputIsValid(t *testing.T) {
 	out := runProcessor(t, appsInput(t, 3))
 	if n := itemCount(t, out); n != 3*6 {

@@ -10,6 +10,13 @@ import (
 // Service on apply.
 func checkSUI006(ctx *Context) []Finding {
 	var out []Finding
+	count := map[[2]string]int{}
+	for ns, svcs := range ctx.Model.Services {
+		for _, s := range svcs {
+			_, n := metaName(s)
+			count[[2]string{ns, n}]++
+		}
+	}
 	for _, a := range ctx.Model.Apps {
 		if a.UIService == nil {
 			continue
@@ -19,12 +26,9 @@ func checkSUI006(ctx *Context) []Finding {
 			out = append(out, Finding{Object: a.UIService, Field: "metadata.name",
 				Msg: "UI Service name " + quote(name) + " is not a valid DNS-1035 label: " + strings.Join(errs, "; ")})
 		}
-		for _, s := range ctx.Model.Services[ns] {
-			if _, n := metaName(s); n == name && s != a.UIService {
-				out = append(out, Finding{Object: a.UIService, Field: "metadata.name",
-					Msg: "UI Service name " + quote(name) + " is also the name of another Service in the input"})
-				break
-			}
+		if count[[2]string{ns, name}] > 1 {
+			out = append(out, Finding{Object: a.UIService, Field: "metadata.name",
+				Msg: "UI Service name " + quote(name) + " is also the name of another Service in the input"})
 		}
 	}
 	return out

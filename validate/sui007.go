@@ -51,70 +51,127 @@ func checkSUI007(ctx *Context) []Finding {
 	return out
 }
 
+// rbacEval answers "may this ServiceAccount do verb on services/name" for many applications
+// at once: grants are gathered once per ServiceAccount, so a thousand applications sharing
+// one ServiceAccount cost one pass over the bindings, not a thousand.
 type rbacEval struct {
 	roles        map[[2]string]*yaml.RNode // {namespace, name}
 	clusterRoles map[string]*yaml.RNode
-	bindings     []*yaml.RNode
+	bindings     map[string][]*yaml.RNode // by subject key (see subjectKey)
+	cache        map[[2]string]*grants
+}
+
+// grants are the verbs a subject holds on services: on all of them, or on named ones.
+type grants struct {
+	all   map[string]bool
+	named map[string]map[string]bool
 }
 
 func newRBACEval(objs []*yaml.RNode) *rbacEval {
-	e := &rbacEval{roles: map[[2]string]*yaml.RNode{}, clusterRoles: map[string]*yaml.RNode{}}
+	e := &rbacEval{roles: map[[2]string]*yaml.RNode{}, clusterRoles: map[string]*yaml.RNode{},
+		bindings: map[string][]*yaml.RNode{}, cache: map[[2]string]*grants{}}
 	for _, o := range objs {
 		ns, name := app.Meta(o)
-		switch yamlx.GetStr(o.YNode(), "kind") {
+		switch kind := yamlx.GetStr(o.YNode(), "kind"); kind {
 		case "Role":
 			e.roles[[2]string{ns, name}] = o
 		case "ClusterRole":
 			e.clusterRoles[name] = o
 		case "RoleBinding", "ClusterRoleBinding":
-			e.bindings = append(e.bindings, o)
+			seen := map[string]bool{}
+			for _, s := range yamlx.Items(yamlx.Get(o.YNode(), "subjects")) {
+				if k := subjectKey(s, kind, ns); k != "" && !seen[k] {
+					seen[k] = true
+					e.bindings[k] = append(e.bindings[k], o)
+				}
+			}
 		}
 	}
 	return e
 }
 
-func (e *rbacEval) allowed(ns, sa, verb, svc string) bool {
-	for _, b := range e.bindings {
-		bns, _ := app.Meta(b)
-		kind := yamlx.GetStr(b.YNode(), "kind")
-		if kind == "RoleBinding" && bns != ns {
-			continue
+// subjectKey names a binding subject the way the authorizer matches it. A RoleBinding's
+// ServiceAccount subject without a namespace means the binding's own.
+func subjectKey(s *yaml.Node, bindingKind, bindingNS string) string {
+	name := yamlx.GetStr(s, "name")
+	switch yamlx.GetStr(s, "kind") {
+	case "ServiceAccount":
+		ns := yamlx.GetStr(s, "namespace")
+		if ns == "" && bindingKind == "RoleBinding" {
+			ns = bindingNS
 		}
-		if !bindsServiceAccount(b, kind, bns, ns, sa) {
-			continue
-		}
-		for _, rule := range e.rules(b, bns) {
-			if ruleAllows(rule, verb, svc) {
-				return true
-			}
-		}
+		return "user:system:serviceaccount:" + ns + ":" + name
+	case "User":
+		return "user:" + name
+	case "Group":
+		return "group:" + name
 	}
-	return false
+	return ""
 }
 
-func bindsServiceAccount(b *yaml.RNode, kind, bns, ns, sa string) bool {
-	for _, s := range yamlx.Items(yamlx.Get(b.YNode(), "subjects")) {
-		name := yamlx.GetStr(s, "name")
-		switch yamlx.GetStr(s, "kind") {
-		case "ServiceAccount":
-			sns := yamlx.GetStr(s, "namespace")
-			if sns == "" && kind == "RoleBinding" {
-				sns = bns
+func (e *rbacEval) allowed(ns, sa, verb, svc string) bool {
+	g := e.grantsOf(ns, sa)
+	return g.all[verb] || g.all["*"] || g.named[verb][svc] || g.named["*"][svc]
+}
+
+func (e *rbacEval) grantsOf(ns, sa string) *grants {
+	key := [2]string{ns, sa}
+	if g := e.cache[key]; g != nil {
+		return g
+	}
+	g := &grants{all: map[string]bool{}, named: map[string]map[string]bool{}}
+	seen := map[*yaml.RNode]bool{}
+	// The identities a ServiceAccount token carries: its user name and its groups.
+	for _, k := range []string{
+		"user:system:serviceaccount:" + ns + ":" + sa,
+		"group:system:serviceaccounts",
+		"group:system:serviceaccounts:" + ns,
+		"group:system:authenticated",
+	} {
+		for _, b := range e.bindings[k] {
+			if seen[b] {
+				continue
 			}
-			if name == sa && sns == ns {
-				return true
+			seen[b] = true
+			bns, _ := app.Meta(b)
+			if yamlx.GetStr(b.YNode(), "kind") == "RoleBinding" && bns != ns {
+				continue
 			}
-		case "User":
-			if name == "system:serviceaccount:"+ns+":"+sa {
-				return true
-			}
-		case "Group":
-			if name == "system:serviceaccounts" || name == "system:serviceaccounts:"+ns || name == "system:authenticated" {
-				return true
+			for _, rule := range e.rules(b, bns) {
+				g.add(rule)
 			}
 		}
 	}
-	return false
+	e.cache[key] = g
+	return g
+}
+
+func (g *grants) add(rule *yaml.Node) {
+	has := func(key string, want ...string) bool {
+		for _, v := range yamlx.Items(yamlx.Get(rule, key)) {
+			if slices.Contains(want, yamlx.Str(v)) {
+				return true
+			}
+		}
+		return false
+	}
+	if !has("apiGroups", "", "*") || !has("resources", "services", "*") {
+		return
+	}
+	names := yamlx.Items(yamlx.Get(rule, "resourceNames"))
+	for _, v := range yamlx.Items(yamlx.Get(rule, "verbs")) {
+		verb := yamlx.Str(v)
+		if len(names) == 0 {
+			g.all[verb] = true
+			continue
+		}
+		if g.named[verb] == nil {
+			g.named[verb] = map[string]bool{}
+		}
+		for _, n := range names {
+			g.named[verb][yamlx.Str(n)] = true
+		}
+	}
 }
 
 func (e *rbacEval) rules(b *yaml.RNode, bns string) []*yaml.Node {
@@ -172,20 +229,4 @@ func (e *rbacEval) clusterRoleRules(cr *yaml.RNode) []*yaml.Node {
 		}
 	}
 	return out
-}
-
-func ruleAllows(rule *yaml.Node, verb, svc string) bool {
-	has := func(key string, want ...string) bool {
-		for _, v := range yamlx.Items(yamlx.Get(rule, key)) {
-			if slices.Contains(want, yamlx.Str(v)) {
-				return true
-			}
-		}
-		return false
-	}
-	if !has("apiGroups", "", "*") || !has("resources", "services", "*") || !has("verbs", verb, "*") {
-		return false
-	}
-	names := yamlx.Items(yamlx.Get(rule, "resourceNames"))
-	return len(names) == 0 || has("resourceNames", svc)
 }

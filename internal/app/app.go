@@ -248,10 +248,11 @@ func Build(items []*yaml.RNode, sparkConf map[string]string) *Model {
 		}
 
 		a.UIService = ours[nsName{a.Namespace, a.AppID}]
-		candidates := append(bySelectorApp[nsName{a.Namespace, podLabels[names.LabelAppSelector]}], otherSelecting[a.Namespace]...)
-		for _, c := range candidates {
-			if subset(c.selector, podLabels) {
-				a.Services = append(a.Services, c.rn)
+		for _, cands := range [][]svcInfo{bySelectorApp[nsName{a.Namespace, podLabels[names.LabelAppSelector]}], otherSelecting[a.Namespace]} {
+			for _, c := range cands {
+				if subset(c.selector, podLabels) {
+					a.Services = append(a.Services, c.rn)
+				}
 			}
 		}
 		a.DriverService = pickDriverService(a.Services)
