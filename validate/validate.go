@@ -58,6 +58,7 @@ var Rules = []Rule{
 	{"SUI015", framework.Error, "unreadable spark.properties or a bad UI setting", checkSUI015},
 	{"SUI016", framework.Warning, "the driver Pod has no serviceAccountName", checkSUI016},
 	{"SUI017", framework.Warning, "the driver container has its own preStop hook", checkSUI017},
+	{"SUI018", framework.Warning, "the driver's spark.properties ConfigMap is not in the input", checkSUI018},
 }
 
 // Run applies every rule and returns the results, application by application in input

@@ -6,6 +6,7 @@ package app
 
 import (
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -41,12 +42,16 @@ type App struct {
 	Services      []*yaml.RNode
 	DriverService *yaml.RNode // the one Spark created (…-driver-svc, else headless, else first)
 
-	ConfigMap     *yaml.RNode // nil when the input has none for this Pod
-	ConfSource    ConfSource
-	Props         map[string]string
-	ConfError     *ConfError
-	SettingErrors []*sparkconf.SettingError
-	Settings      sparkconf.Settings
+	ConfigMap *yaml.RNode // nil when the input has none for this Pod
+	// MissingConfigMap names the conf volume's ConfigMap when the input lacks it;
+	// ConfVolume is that volume's index in spec.volumes.
+	MissingConfigMap string
+	ConfVolume       int
+	ConfSource       ConfSource
+	Props            map[string]string
+	ConfError        *ConfError
+	SettingErrors    []*sparkconf.SettingError
+	Settings         sparkconf.Settings
 
 	HostNetwork bool
 	// ServiceAccount is the Pod's serviceAccountName (or deprecated serviceAccount), "" if unset.
@@ -69,6 +74,8 @@ func (a *App) SA() string {
 	}
 	return a.ServiceAccount
 }
+
+type nsName struct{ ns, name string }
 
 // Model is every application in an input, plus the input-wide facts rules need.
 type Model struct {
@@ -115,7 +122,6 @@ func IsOurs(rn *yaml.RNode, appID string) bool {
 // applications whose ConfigMap is not in the input.
 func Build(items []*yaml.RNode, sparkConf map[string]string) *Model {
 	m := &Model{Items: items, Services: map[string][]*yaml.RNode{}}
-	type nsName struct{ ns, name string }
 	configMaps := map[nsName]*yaml.RNode{}
 	var pods []*yaml.RNode
 	for _, it := range items {
@@ -133,6 +139,13 @@ func Build(items []*yaml.RNode, sparkConf map[string]string) *Model {
 			m.Services[ns] = append(m.Services[ns], it)
 		case av == "v1" && kind == "ConfigMap":
 			configMaps[nsName{ns, name}] = it
+			// kustomize runs transformers before it fixes name references: after a namePrefix
+			// the Pod still mounts the old name, which kustomize keeps in this annotation.
+			for _, prev := range previousNames(it) {
+				if configMaps[prev] == nil {
+					configMaps[prev] = it
+				}
+			}
 		case av == "rbac.authorization.k8s.io/v1":
 			switch kind {
 			case "Role", "ClusterRole":
@@ -223,6 +236,13 @@ func Build(items []*yaml.RNode, sparkConf map[string]string) *Model {
 				a.ConfigMap = cm
 			}
 		}
+		if a.ConfigMap == nil {
+			for i, v := range yamlx.Items(yamlx.Get(spec, "volumes")) {
+				if yamlx.GetStr(v, "name") == names.SparkConfVolume {
+					a.MissingConfigMap, a.ConfVolume = yamlx.GetStr(v, "configMap", "name"), i
+				}
+			}
+		}
 		if a.ConfigMap != nil {
 			a.ConfSource = FromConfigMap
 			data := yamlx.Get(a.ConfigMap.YNode(), "data", names.SparkPropertiesKey)
@@ -306,6 +326,31 @@ func Build(items []*yaml.RNode, sparkConf map[string]string) *Model {
 		m.Apps = append(m.Apps, a)
 	}
 	return m
+}
+
+const (
+	annoPreviousNames      = "internal.config.kubernetes.io/previousNames"
+	annoPreviousNamespaces = "internal.config.kubernetes.io/previousNamespaces"
+)
+
+// previousNames reads the names kustomize recorded for an object it renamed.
+func previousNames(rn *yaml.RNode) []nsName {
+	ann := yamlx.Get(rn.YNode(), "metadata", "annotations")
+	names := yamlx.GetStr(ann, annoPreviousNames)
+	if names == "" {
+		return nil
+	}
+	cur, _ := Meta(rn)
+	nss := strings.Split(yamlx.GetStr(ann, annoPreviousNamespaces), ",")
+	var out []nsName
+	for i, n := range strings.Split(names, ",") {
+		ns := cur
+		if i < len(nss) && nss[i] != "" && nss[i] != "~X" {
+			ns = nss[i]
+		}
+		out = append(out, nsName{cur, n}, nsName{ns, n})
+	}
+	return out
 }
 
 func subset(sel, labels map[string]string) bool {
