@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/testcluster"
+)
+
+func TestMain(m *testing.M) { testcluster.Main(m) }
+
+// dualStack is a control plane that serves both IP families, so the dual-stack and IPv6
+// fixtures are checked for real (a single-stack server refuses them whatever sparkui does).
+var dualStack = testcluster.Options{APIServerArgs: map[string][]string{
+	"service-cluster-ip-range": {"10.0.0.0/24,fd00:10:96::/112"},
+}}
+
+// TestAPIServerAcceptsOutput: every object the function emits for every fixture and example
+// is accepted by a real kube-apiserver (server-side dry run, strict field validation). The
+// fixtures whose config is invalid pass the spark-submit input through untouched: those must
+// be rejected, which proves the check can fail.
+func TestAPIServerAcceptsOutput(t *testing.T) {
+	c := testcluster.Shared(t, dualStack)
+	ctx := context.Background()
+	outputs, _ := filepath.Glob("../testdata/*/expected.yaml")
+	examples, _ := filepath.Glob("../examples/*/expected.yaml")
+	if len(outputs) < 25 || len(examples) < 4 {
+		t.Fatalf("found %d fixtures and %d examples", len(outputs), len(examples))
+	}
+	for _, path := range append(outputs, examples...) {
+		t.Run(path, func(t *testing.T) {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			items, err := (&kio.ByteReader{Reader: strings.NewReader(string(src)), OmitReaderAnnotations: true}).Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			untouched := strings.Contains(string(src), "[SUI014]")
+			var rejected []string
+			n := 0
+			for _, it := range items {
+				if it.GetKind() == "Kptfile" || it.GetAnnotations()["config.kubernetes.io/local-config"] == "true" {
+					continue
+				}
+				n++
+				err := dryRun(ctx, t, c, it)
+				switch {
+				case err == nil:
+				case untouched && apierrors.IsInvalid(err):
+					rejected = append(rejected, it.GetKind())
+				default:
+					t.Errorf("%s %s rejected: %v", it.GetKind(), it.GetName(), err)
+				}
+			}
+			if n == 0 {
+				t.Fatal("no objects")
+			}
+			if untouched && strings.Join(rejected, ",") != "Pod,Service" {
+				t.Errorf("untouched spark-submit input: rejected %v, want the Pod and the Service", rejected)
+			}
+		})
+	}
+}
+
+// TestAPIServerRejectsSparkSubmitInput: the reference manifests as spark-submit writes them
+// (port 0) are refused, with the field named.
+func TestAPIServerRejectsSparkSubmitInput(t *testing.T) {
+	c := testcluster.Shared(t, dualStack)
+	src, err := os.ReadFile("../examples/spark-submit/manifests.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := (&kio.ByteReader{Reader: strings.NewReader(string(src)), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"Pod": "spec.containers[0].ports[2].containerPort", "Service": "spec.ports[2].port"}
+	for _, it := range items {
+		err := dryRun(context.Background(), t, c, it)
+		field, expectReject := want[it.GetKind()]
+		switch {
+		case expectReject && (!apierrors.IsInvalid(err) || !strings.Contains(err.Error(), field)):
+			t.Errorf("%s: want 422 naming %s, got %v", it.GetKind(), field, err)
+		case !expectReject && err != nil:
+			t.Errorf("%s: %v", it.GetKind(), err)
+		}
+	}
+}
+
+func dryRun(ctx context.Context, t *testing.T, c *testcluster.Cluster, it *yaml.RNode) error {
+	t.Helper()
+	doc, err := it.String()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.DryRunCreateYAML(ctx, []byte(doc))
+}
