@@ -10,7 +10,10 @@ LDFLAGS := -s -w -X github.com/sparkui/sparkui/internal/version.Version=$(VERSIO
 GO_BUILD := CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)'
 FUZZTIME ?= 10s
 
-.PHONY: help build example test unit fuzz bench tools kustomize control-plane fmt-check vet clean
+REPO ?= ghcr.io/sparkui
+PLATFORMS ?= linux/amd64 linux/arm64
+
+.PHONY: help build example test unit fuzz bench tools kustomize control-plane fmt-check vet clean image image-tar
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
@@ -18,6 +21,8 @@ help:
 	@echo "make test           everything: vet, gofmt, unit + golden + kustomize/kpt + control-plane tests, short fuzzing"
 	@echo "make bench          benchmarks (compare runs with benchstat)"
 	@echo "make tools          build the kustomize CLI and the control plane into $(CACHE)"
+	@echo "make image-tar      OCI layout tarballs of both images, no container engine needed (bin/*.oci.tar)"
+	@echo "make image          both images with docker buildx (needs a Docker engine)"
 
 build:
 	$(GO_BUILD) -o bin/sparkui-fn ./fn
@@ -56,6 +61,20 @@ test: build tools fmt-check vet unit fuzz
 
 bench: build
 	go test -run='^$$' -bench=. -benchmem -count=6 ./fn | tee bench.out
+
+image-tar:
+	@set -e; for b in sparkui-fn sparkui-runtime; do \
+	  args=""; for p in $(PLATFORMS); do \
+	    os=$${p%/*}; arch=$${p#*/}; \
+	    GOOS=$$os GOARCH=$$arch $(GO_BUILD) -o bin/$$os-$$arch/$$b ./$${b#sparkui-}; \
+	    args="$$args $$p=bin/$$os-$$arch/$$b"; \
+	  done; \
+	  go run ./internal/ociimage/cmd/image-tar -name $$b -ref $(REPO)/$$b:$(VERSION) -version $(VERSION) -out bin/$$b.oci.tar $$args; \
+	done
+
+image:
+	docker buildx build --build-arg VERSION=$(VERSION) --target fn -t $(REPO)/sparkui-fn:$(VERSION) .
+	docker buildx build --build-arg VERSION=$(VERSION) --target runtime -t $(REPO)/sparkui-runtime:$(VERSION) .
 
 clean:
 	rm -rf bin bench.out
