@@ -24,6 +24,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkui/sparkui/internal/testcluster"
 )
 
 var update = flag.Bool("update", false, "rewrite each example's expected.yaml with the actual output")
@@ -45,7 +47,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "examples: building bin/sparkui-fn:", err)
 		os.Exit(2)
 	}
-	os.Exit(m.Run())
+	testcluster.SharedAllowed()
+	code := m.Run()
+	if err := testcluster.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, "examples: stopping the control plane:", err)
+	}
+	os.Exit(code)
 }
 
 // buildFn builds bin/sparkui-fn the way `make build` does (static, same version stamp) and

@@ -1,4 +1,4 @@
-package main
+package examples_test
 
 import (
 	"context"
@@ -14,13 +14,15 @@ import (
 	"github.com/sparkui/sparkui/internal/testcluster"
 )
 
-func TestMain(m *testing.M) { testcluster.Main(m) }
-
 // dualStack is a control plane that serves both IP families, so the dual-stack and IPv6
 // fixtures are checked for real (a single-stack server refuses them whatever sparkui does).
 var dualStack = testcluster.Options{APIServerArgs: map[string][]string{
 	"service-cluster-ip-range": {"10.0.0.0/24,fd00:10:96::/112"},
 }}
+
+// The API server checks live here, with the other end-to-end checks of what the built
+// function writes, rather than in fn/: there they would make every fuzzing build of fn
+// instrument client-go and envtest.
 
 // TestAPIServerAcceptsOutput: every object the function emits for every fixture and example
 // is accepted by a real kube-apiserver (server-side dry run, strict field validation). The
