@@ -59,8 +59,14 @@ fuzz:
 
 test: build tools fmt-check vet unit fuzz
 
-bench: build
-	go test -run='^$$' -bench=. -benchmem -count=6 ./fn | tee bench.out
+BENCHSTAT := $(CACHE)/bin/benchstat
+$(BENCHSTAT):
+	GOBIN=$(CACHE)/bin go install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+
+# Columns: the function, the no-op floor on the same input, the no-op floor on the output.
+bench: $(BENCHSTAT)
+	go test -run='^$$' -bench='Benchmark(Function|Floor|FloorOutput)/' -benchmem -count=6 ./fn | tee bench.out
+	$(BENCHSTAT) -col .name -row /apps bench.out
 
 image-tar:
 	@set -e; for b in sparkui-fn sparkui-runtime; do \
