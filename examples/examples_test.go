@@ -289,31 +289,17 @@ func TestExamples(t *testing.T) {
 		sameOutput(t, "bin/sparkui-fn on its own output", out, run(t, "", nil, "bin/sparkui-fn", dir+"/fn-config.yaml", again))
 	})
 
-	// kustomize build with sparkui-fn as an exec transformer.
-	t.Run("kustomize", func(t *testing.T) {
-		kustomize := kustomizeBin(t)
-		const dir = "examples/kustomize"
-		out := run(t, "", nil, kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir)
-		checkExpected(t, dir, out)
-
-		// Idempotency through kustomize: a kustomization whose only resource is the first
-		// build's output, with the same transformer (its exec path made absolute, since the
-		// temporary directory is elsewhere), must build to the same bytes.
-		tmp := t.TempDir()
-		cfg, err := os.ReadFile(filepath.Join(root, dir, "sparkui.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		const rel = "path: ../../bin/sparkui-fn"
-		if !bytes.Contains(cfg, []byte(rel)) {
-			t.Fatalf("%s/sparkui.yaml no longer holds %q", dir, rel)
-		}
-		write(t, filepath.Join(tmp, "sparkui.yaml"), strings.Replace(string(cfg), rel, "path: "+fn, 1))
-		write(t, filepath.Join(tmp, "built.yaml"), string(out))
-		write(t, filepath.Join(tmp, "kustomization.yaml"), "resources:\n- built.yaml\ntransformers:\n- sparkui.yaml\n")
-		sameOutput(t, "kustomize build on the first build's output", out,
-			run(t, "", nil, kustomize, "build", "--enable-alpha-plugins", "--enable-exec", tmp))
-	})
+	// kustomize build with sparkui-fn as an exec transformer: one kustomization, a dual-stack
+	// NodePort one, and an overlay (namespace + namePrefix) over a base of three applications.
+	for _, ex := range []struct{ dir, kustomization string }{
+		{"examples/kustomize", "examples/kustomize"},
+		{"examples/dualstack-nodeport", "examples/dualstack-nodeport"},
+		{"examples/multi-app", "examples/multi-app/overlays/prod"},
+	} {
+		t.Run(strings.TrimPrefix(ex.dir, "examples/"), func(t *testing.T) {
+			kustomizeExample(t, fn, ex.dir, ex.kustomization)
+		})
+	}
 
 	// kpt fn eval --exec, functionConfig from key=value arguments (a ConfigMap).
 	t.Run("kpt-imperative", func(t *testing.T) {
@@ -367,4 +353,29 @@ func TestExamples(t *testing.T) {
 			t.Errorf("the package rendered in place holds other objects than expected.yaml (-expected +in place):\n%s", d)
 		}
 	})
+}
+
+// kustomizeExample builds the kustomization, compares with dir/expected.yaml, and proves
+// idempotency through kustomize: a kustomization whose only resource is the first build's
+// output, with the same transformer (its exec path made absolute, since the temporary
+// directory is elsewhere), must build to the same bytes.
+func kustomizeExample(t *testing.T, fn, dir, kustomization string) {
+	kustomize := kustomizeBin(t)
+	out := run(t, "", nil, kustomize, "build", "--enable-alpha-plugins", "--enable-exec", kustomization)
+	checkExpected(t, dir, out)
+
+	tmp := t.TempDir()
+	cfg, err := os.ReadFile(filepath.Join(root, kustomization, "sparkui.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := "path: " + strings.Repeat("../", strings.Count(kustomization, "/")+1) + "bin/sparkui-fn"
+	if !bytes.Contains(cfg, []byte(rel)) {
+		t.Fatalf("%s/sparkui.yaml no longer holds %q", kustomization, rel)
+	}
+	write(t, filepath.Join(tmp, "sparkui.yaml"), strings.Replace(string(cfg), rel, "path: "+fn, 1))
+	write(t, filepath.Join(tmp, "built.yaml"), string(out))
+	write(t, filepath.Join(tmp, "kustomization.yaml"), "resources:\n- built.yaml\ntransformers:\n- sparkui.yaml\n")
+	sameOutput(t, "kustomize build on the first build's output", out,
+		run(t, "", nil, kustomize, "build", "--enable-alpha-plugins", "--enable-exec", tmp))
 }
