@@ -20,6 +20,9 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "validate" {
+		return runValidate(args[1:], stdin, stdout, stderr)
+	}
 	if len(args) == 1 && (args[0] == "--version" || args[0] == "version") {
 		fmt.Fprintln(stdout, "sparkui-fn", version.Version)
 		return 0

@@ -57,8 +57,14 @@ func checkSUI007(ctx *Context) []Finding {
 type rbacEval struct {
 	roles        map[[2]string]*yaml.RNode // {namespace, name}
 	clusterRoles map[string]*yaml.RNode
-	bindings     map[string][]*yaml.RNode // by subject key (see subjectKey)
-	cache        map[[2]string]*grants
+	// clusterRoleList is the ClusterRoles in input order, so aggregation is deterministic;
+	// selectors are their aggregation selectors; aggregated caches the rules of aggregated
+	// ClusterRoles.
+	clusterRoleList []*yaml.RNode
+	selectors       map[*yaml.RNode][]labels.Selector
+	aggregated      map[*yaml.RNode][]*yaml.Node
+	bindings        map[string][]*yaml.RNode // by subject key (see subjectKey)
+	cache           map[[2]string]*grants
 }
 
 // grants are the verbs a subject holds on services: on all of them, or on named ones.
@@ -69,7 +75,7 @@ type grants struct {
 
 func newRBACEval(objs []*yaml.RNode) *rbacEval {
 	e := &rbacEval{roles: map[[2]string]*yaml.RNode{}, clusterRoles: map[string]*yaml.RNode{},
-		bindings: map[string][]*yaml.RNode{}, cache: map[[2]string]*grants{}}
+		bindings: map[string][]*yaml.RNode{}, cache: map[[2]string]*grants{}, aggregated: map[*yaml.RNode][]*yaml.Node{}, selectors: map[*yaml.RNode][]labels.Selector{}}
 	for _, o := range objs {
 		ns, name := app.Meta(o)
 		switch kind := yamlx.GetStr(o.YNode(), "kind"); kind {
@@ -77,6 +83,8 @@ func newRBACEval(objs []*yaml.RNode) *rbacEval {
 			e.roles[[2]string{ns, name}] = o
 		case "ClusterRole":
 			e.clusterRoles[name] = o
+			e.clusterRoleList = append(e.clusterRoleList, o)
+			e.selectors[o] = aggregationSelectors(o)
 		case "RoleBinding", "ClusterRoleBinding":
 			seen := map[string]bool{}
 			for _, s := range yamlx.Items(yamlx.Get(o.YNode(), "subjects")) {
@@ -193,16 +201,47 @@ func (e *rbacEval) rules(b *yaml.RNode, bns string) []*yaml.Node {
 	return nil
 }
 
-// clusterRoleRules adds the rules of the ClusterRoles an aggregationRule selects: the
-// controller would copy them in, and the input may show only the selectors.
+// clusterRoleRules are the rules a ClusterRole grants once the aggregation controller has run.
+// For an aggregated ClusterRole (aggregationRule with selectors) that is the union of the rules
+// of the other ClusterRoles its selectors match, and nothing of its own: the controller
+// overwrites the rules written in the manifest. A selected ClusterRole that is itself
+// aggregated contributes its aggregated rules (the controller converges to that), so the
+// result is the rules of every plain ClusterRole reachable through selectors, cycles included.
 func (e *rbacEval) clusterRoleRules(cr *yaml.RNode) []*yaml.Node {
-	rules := yamlx.Items(yamlx.Get(cr.YNode(), "rules"))
-	agg := yamlx.Items(yamlx.Get(cr.YNode(), "aggregationRule", "clusterRoleSelectors"))
-	if len(agg) == 0 {
-		return rules
+	if len(e.selectors[cr]) == 0 {
+		return yamlx.Items(yamlx.Get(cr.YNode(), "rules"))
 	}
+	if r, ok := e.aggregated[cr]; ok {
+		return r
+	}
+	var out []*yaml.Node
+	seen := map[*yaml.RNode]bool{cr: true}
+	queue := []*yaml.RNode{cr}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		sels := e.selectors[cur]
+		for _, other := range e.clusterRoleList {
+			if other == cur || seen[other] || !matchesAny(sels, other) {
+				continue
+			}
+			seen[other] = true
+			if len(e.selectors[other]) > 0 {
+				queue = append(queue, other)
+			} else {
+				out = append(out, yamlx.Items(yamlx.Get(other.YNode(), "rules"))...)
+			}
+		}
+	}
+	e.aggregated[cr] = out
+	return out
+}
+
+// aggregationSelectors are a ClusterRole's aggregationRule.clusterRoleSelectors; none for a
+// plain ClusterRole (an aggregationRule without selectors is refused by the API server).
+func aggregationSelectors(cr *yaml.RNode) []labels.Selector {
 	var sels []labels.Selector
-	for _, s := range agg {
+	for _, s := range yamlx.Items(yamlx.Get(cr.YNode(), "aggregationRule", "clusterRoleSelectors")) {
 		b, err := yaml.NewRNode(s).MarshalJSON()
 		if err != nil {
 			continue
@@ -215,18 +254,15 @@ func (e *rbacEval) clusterRoleRules(cr *yaml.RNode) []*yaml.Node {
 			sels = append(sels, sel)
 		}
 	}
-	out := slices.Clone(rules)
-	for _, other := range e.clusterRoles {
-		if other == cr {
-			continue
-		}
-		l := labels.Set(app.Labels(other))
-		for _, sel := range sels {
-			if sel.Matches(l) {
-				out = append(out, yamlx.Items(yamlx.Get(other.YNode(), "rules"))...)
-				break
-			}
+	return sels
+}
+
+func matchesAny(sels []labels.Selector, cr *yaml.RNode) bool {
+	l := labels.Set(app.Labels(cr))
+	for _, sel := range sels {
+		if sel.Matches(l) {
+			return true
 		}
 	}
-	return out
+	return false
 }

@@ -35,6 +35,12 @@ func checkSUI009(ctx *Context) []Finding {
 			args = append(args, yamlx.Str(s))
 		}
 		want := transform.RuntimeConfig(a)
+		if a.UIService != nil {
+			// The runtime must bind the UI Service the input holds. When that Service's name is
+			// invalid or taken, a.UIServiceName is the name transform would move it to, which
+			// exists nowhere in the input: that is SUI006's finding, not a runtime mismatch.
+			_, want.Service = metaName(a.UIService)
+		}
 		got, err := sidecar.ParseArgs(args)
 		if err != nil {
 			out = append(out, Finding{Object: a.Pod, Field: base + ".args", Msg: "the runtime's args are unreadable: " + err.Error()})
