@@ -53,9 +53,12 @@ vet:
 unit:
 	go test -count=1 ./...
 
+# -fuzzminimizetime=1x: minimising each new input against the large seed fixtures would take
+# most of a short run.
 fuzz:
 	go test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./internal/sparkconf
-	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(FUZZTIME) ./fn
+	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
+	go test -run='^$$' -fuzz='^FuzzValidate$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
 
 test: build tools fmt-check vet unit fuzz
 
@@ -67,6 +70,8 @@ $(BENCHSTAT):
 bench: $(BENCHSTAT)
 	go test -run='^$$' -bench='Benchmark(Function|Floor|FloorOutput)/' -benchmem -count=6 ./fn | tee bench.out
 	$(BENCHSTAT) -col .name -row /apps bench.out
+	go test -run='^$$' -bench='Benchmark(Validate|FloorValidate|FloorValidateOut)' -benchmem -count=6 ./fn | tee bench-validate.out
+	$(BENCHSTAT) -col .name bench-validate.out
 
 image-tar:
 	@set -e; for b in sparkui-fn sparkui-runtime; do \
@@ -83,4 +88,4 @@ image:
 	docker buildx build --build-arg VERSION=$(VERSION) --target runtime -t $(REPO)/sparkui-runtime:$(VERSION) .
 
 clean:
-	rm -rf bin bench.out
+	rm -rf bin bench.out bench-validate.out

@@ -228,6 +228,9 @@ func Build(items []*yaml.RNode, sparkConf map[string]string) *Model {
 		// Spark properties: the ConfigMap mounted as the driver's conf, else the fallback.
 		for _, v := range yamlx.Items(yamlx.Get(spec, "volumes")) {
 			cmName := yamlx.GetStr(v, "configMap", "name")
+			if cmName == "" {
+				continue // not a ConfigMap volume: must not match a nameless ConfigMap
+			}
 			cm := configMaps[nsName{a.Namespace, cmName}]
 			if cm == nil || yamlx.Get(cm.YNode(), "data", names.SparkPropertiesKey) == nil {
 				continue
