@@ -1,19 +1,291 @@
 // Command sparkui-runtime is the companion that runs as a native sidecar in the Spark driver
 // Pod and binds the UI Service to the port the UI really bound.
+//
+//	sparkui-runtime run --service=… --app-id=… [--ui-port=…] …   (the sidecar)
+//	sparkui-runtime withdraw [--socket=…] [--timeout=10s]          (the driver's preStop hook)
+//	sparkui-runtime --version
+//
+// Every flag of run can also be given as an environment variable SPARKUI_<FLAG> (upper case,
+// dashes as underscores, e.g. SPARKUI_POLL_INTERVAL); a flag on the command line wins.
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
 
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/version"
+	"github.com/sparkui/sparkui/runtime/agent"
+	"github.com/sparkui/sparkui/runtime/control"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailed      = 1 // withdraw: not acknowledged in time; run: shutdown withdrawal failed
+	exitUsage       = 2
+	exitUnreachable = 3 // withdraw: no runtime listens on the socket
 )
 
 func main() {
-	if len(os.Args) == 2 && (os.Args[1] == "--version" || os.Args[1] == "version") {
-		fmt.Println("sparkui-runtime", version.Version)
-		return
+	os.Exit(Main(os.Args[1:], os.Stderr))
+}
+
+// Main runs the command line args and returns the exit code.
+func Main(args []string, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
 	}
-	fmt.Fprintln(os.Stderr, "sparkui-runtime", version.Version+": bind/withdraw are not built yet (issue 4)")
-	os.Exit(2)
+	switch args[0] {
+	case "--version", "-version", "version":
+		fmt.Println("sparkui-runtime", version.Version)
+		return exitOK
+	case sidecar.RunCommand:
+		return run(args[1:], stderr)
+	case sidecar.WithdrawCommand:
+		return withdraw(args[1:], stderr)
+	case "-h", "--help", "help":
+		usage(stderr)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "sparkui-runtime: unknown command %q\n", args[0])
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, `sparkui-runtime %s: binds a Spark driver's UI Service to the port its UI really bound.
+
+  sparkui-runtime run --service=NAME --app-id=ID [flags]   run as the driver Pod's sidecar
+  sparkui-runtime withdraw [--socket=PATH] [--timeout=D]   ask the sidecar to withdraw (preStop hook)
+  sparkui-runtime --version
+
+Run "sparkui-runtime run -h" for the flags.
+`, version.Version)
+}
+
+type runFlags struct {
+	cfg             agent.Config
+	logFormat       string
+	logLevel        string
+	kubeconfig      string
+	install         string
+	selector        string
+	shutdownTimeout time.Duration
+	version         bool
+}
+
+func newRunFlags(fs *flag.FlagSet) *runFlags {
+	f := &runFlags{}
+	c := &f.cfg
+	c.Config.Flags(fs)
+	fs.DurationVar(&c.Poll, "poll-interval", 100*time.Millisecond, "how often the UI's socket is checked (no HTTP request while it keeps listening)")
+	fs.DurationVar(&c.ProbeTimeout, "probe-timeout", time.Second, "timeout of one request to a candidate UI's REST API")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", 5*time.Second, "timeout of one API server request")
+	fs.DurationVar(&c.ServiceWait, "service-wait", 2*time.Minute, "how long a missing UI Service (404) is retried before it is reported as fatal (retries go on, slower)")
+	fs.DurationVar(&c.WaitLog, "wait-log-interval", 30*time.Second, "how often \"still waiting\" and repeated failures are logged")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long to wait for the withdrawal's acknowledgement")
+	fs.StringVar(&c.Role, "role", "", "Role that should grant get and patch on the Service, named in 403 messages (default <service without -ui-svc>-ui-svc-binder)")
+	fs.StringVar(&f.selector, "selector", "", "selector that picks the driver Pod when bound, k=v[,k=v] (default spark-app-selector=<app-id>,spark-role=driver)")
+	fs.StringVar(&c.Socket, "socket", sidecar.SocketPath, "unix socket for withdrawal requests (\"\" = none)")
+	fs.StringVar(&f.install, "install", sidecar.BinaryPath, "copy this binary there for the preStop hook (\"\" = don't)")
+	fs.StringVar(&c.StateFile, "state-file", sidecar.StatePath, "remembers the bound port across container restarts (\"\" = none)")
+	fs.StringVar(&c.TerminationLog, "termination-log", "/dev/termination-log", "file for the last fatal reason (\"\" = none)")
+	fs.StringVar(&c.ProcRoot, "proc", "/proc", "procfs mount point (for --sockets=proc)")
+	fs.StringVar(&c.Sockets, "sockets", "auto", "how listening sockets are read: netlink (sock_diag), proc (/proc/net/tcp*), or auto (netlink when available)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, else the in-cluster configuration)")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	return f
+}
+
+// envDefaults sets every flag not given on the command line from SPARKUI_<FLAG>.
+func envDefaults(fs *flag.FlagSet) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] {
+			return
+		}
+		env := "SPARKUI_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("$%s: %w", env, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+func parseSelector(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--selector: %q is not key=value", kv)
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out, nil
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format: %q is neither text nor json", format)
+}
+
+func run(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sparkui-runtime run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := newRunFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if f.version {
+		fmt.Println("sparkui-runtime", version.Version)
+		return exitOK
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "sparkui-runtime run: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if err := envDefaults(fs); err != nil {
+		fmt.Fprintf(stderr, "sparkui-runtime run: %v\n", err)
+		return exitUsage
+	}
+	log, err := newLogger(stderr, f.logFormat, f.logLevel)
+	if err != nil {
+		fmt.Fprintf(stderr, "sparkui-runtime run: %v\n", err)
+		return exitUsage
+	}
+	cfg := f.cfg
+	cfg.PodName = os.Getenv(sidecar.EnvPodName)
+	cfg.PodNamespace = os.Getenv(sidecar.EnvPodNamespace)
+	cfg.PodUID = os.Getenv(sidecar.EnvPodUID)
+	if cfg.Selector, err = parseSelector(f.selector); err != nil {
+		fmt.Fprintf(stderr, "sparkui-runtime run: %v\n", err)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	if err := cfg.Validate(); err != nil {
+		// A sidecar that exits is restarted over and over: say why once, then wait.
+		return idle(ctx, log, cfg.TerminationLog, "invalid configuration: "+err.Error())
+	}
+	log.Info("sparkui-runtime starting", "version", version.Version, "service", cfg.PodNamespace+"/"+cfg.Service, "app_id", cfg.AppID,
+		"pod", cfg.PodName, "ui_port", cfg.UIPort, "max_retries", cfg.MaxRetries, "tls", cfg.TLS, "ssl_ui_port", cfg.SSLPort,
+		"host_network", cfg.HostNetwork, "poll", cfg.Poll)
+	if f.install != "" {
+		if err := agent.Install(f.install); err != nil {
+			log.Warn("cannot install the binary for the preStop hook; the withdrawal will follow the UI's end instead", "path", f.install, "err", err)
+		} else {
+			log.Info("installed the binary for the preStop hook", "path", f.install)
+		}
+	}
+	restCfg, err := restConfig(f.kubeconfig)
+	if err != nil {
+		return idle(ctx, log, cfg.TerminationLog, "no API server configuration: "+err.Error())
+	}
+	restCfg.UserAgent = "sparkui-runtime/" + version.Version
+	a, err := agent.New(cfg, restCfg, log)
+	if err != nil {
+		return idle(ctx, log, cfg.TerminationLog, err.Error())
+	}
+	if err := a.Run(ctx, f.shutdownTimeout); err != nil {
+		log.Error("stopped without the withdrawal's acknowledgement", "err", err)
+		return exitFailed
+	}
+	log.Info("stopped")
+	return exitOK
+}
+
+// idle reports a reason the runtime cannot work and waits for SIGTERM: exiting would only get
+// the sidecar restarted in a loop.
+func idle(ctx context.Context, log *slog.Logger, terminationLog, reason string) int {
+	log.Error("cannot run; waiting for SIGTERM", "reason", reason)
+	if terminationLog != "" {
+		_ = os.WriteFile(terminationLog, []byte(reason+"\n"), 0o644)
+	}
+	<-ctx.Done()
+	return exitFailed
+}
+
+// restConfig: --kubeconfig, else $KUBECONFIG (like kubectl), else the in-cluster
+// configuration (whose token file client-go re-reads), else ~/.kube/config.
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	} else if os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
+		cfg, err := rest.InClusterConfig()
+		if err == nil {
+			return cfg, nil
+		}
+		if !errors.Is(err, rest.ErrNotInCluster) {
+			return nil, err
+		}
+	}
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+}
+
+func withdraw(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sparkui-runtime withdraw", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	w := sidecar.DefaultWithdraw()
+	w.Flags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 || w.Timeout <= 0 {
+		fmt.Fprintln(stderr, "sparkui-runtime withdraw: takes only --socket and a positive --timeout")
+		return exitUsage
+	}
+	start := time.Now()
+	err := control.Withdraw(w.Socket, w.Timeout)
+	took := time.Since(start).Round(time.Millisecond)
+	switch {
+	case err == nil:
+		fmt.Fprintf(stderr, "sparkui-runtime withdraw: UI Service withdrawn (acknowledged by the API server in %s)\n", took)
+		return exitOK
+	case errors.Is(err, control.ErrUnreachable):
+		fmt.Fprintf(stderr, "sparkui-runtime withdraw: %v (is the sparkui-runtime sidecar running?)\n", err)
+		return exitUnreachable
+	}
+	fmt.Fprintf(stderr, "sparkui-runtime withdraw: after %s: %v\n", took, err)
+	return exitFailed
 }

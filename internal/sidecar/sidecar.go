@@ -21,6 +21,9 @@ const (
 	MountPath  = "/opt/sparkui"
 	BinaryPath = MountPath + "/sparkui-runtime"
 	SocketPath = MountPath + "/runtime.sock"
+	// StatePath is where the runtime remembers the port it bound, so that after a restart of
+	// its container it withdraws a binding whose UI went away meanwhile.
+	StatePath = MountPath + "/bound-port"
 
 	RunCommand      = "run"
 	WithdrawCommand = "withdraw"
@@ -91,8 +94,30 @@ func ParseArgs(args []string) (Config, error) {
 	return c, nil
 }
 
+// Withdraw is the settings of the `withdraw` command, which the driver container's preStop
+// hook runs: ask the runtime listening on Socket to withdraw the UI Service and wait for the
+// API server's acknowledgement, Timeout at most.
+type Withdraw struct {
+	Socket  string
+	Timeout time.Duration
+}
+
+// DefaultWithdraw is what the preStop hook uses.
+func DefaultWithdraw() Withdraw { return Withdraw{Socket: SocketPath, Timeout: WithdrawTimeout} }
+
+// Flags registers w's fields on fs under their argument names.
+func (w *Withdraw) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&w.Socket, "socket", w.Socket, "the runtime's unix socket")
+	fs.DurationVar(&w.Timeout, "timeout", w.Timeout, "give up (exit non-zero) after this long without the acknowledgement")
+}
+
+// Args is the command line of `withdraw` with w (after the binary).
+func (w Withdraw) Args() []string {
+	return []string{WithdrawCommand, "--socket=" + w.Socket, "--timeout=" + w.Timeout.String()}
+}
+
 // PreStopCommand is the driver container's preStop exec: ask the runtime to withdraw and wait
 // for the API server's answer, within a bound.
 func PreStopCommand() []string {
-	return []string{BinaryPath, WithdrawCommand, "--socket=" + SocketPath, "--timeout=" + WithdrawTimeout.String()}
+	return append([]string{BinaryPath}, DefaultWithdraw().Args()...)
 }

@@ -1,0 +1,540 @@
+package agent_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
+
+	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/runtime/agent"
+	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+	"github.com/sparkui/sparkui/transform"
+)
+
+// The package's tests share one control plane with kube-controller-manager (EndpointSlices,
+// garbage collection) and an audit log of every request on Services.
+var (
+	clusterOpts testcluster.Options
+	auditLog    string
+)
+
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  resources:
+  - group: ""
+    resources: ["services"]
+- level: None
+`
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sparkui-runtime-audit-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	auditLog = filepath.Join(dir, "audit.log")
+	clusterOpts = testcluster.Options{
+		ControllerManager: true,
+		APIServerArgs: map[string][]string{
+			"audit-policy-file": {policy},
+			"audit-log-path":    {auditLog},
+			"audit-log-mode":    {"blocking"},
+		},
+	}
+	testcluster.SharedAllowed()
+	code := m.Run()
+	if err := testcluster.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const sa = "spark"
+
+// app is one application's objects in the cluster and the runtime's identity.
+type app struct {
+	c       *testcluster.Cluster
+	ns      string
+	appID   string
+	service string
+	pod     *corev1.Pod
+	podIP   string
+	user    *rest.Config
+	tls     bool
+}
+
+type appOpts struct {
+	noService bool
+	noRBAC    bool
+	tls       bool
+	svcAppID  string // spark-app-selector label of the Service; default the app's
+}
+
+var ipSeq struct {
+	sync.Mutex
+	n int
+}
+
+func nextIP() string {
+	ipSeq.Lock()
+	defer ipSeq.Unlock()
+	ipSeq.n++
+	return fmt.Sprintf("10.244.%d.%d", 1+ipSeq.n/250, 1+ipSeq.n%250)
+}
+
+func newApp(t testing.TB, c *testcluster.Cluster, o appOpts) *app {
+	t.Helper()
+	ctx := ctxFor(t, 30*time.Second)
+	ns := c.UniqueNamespace(t)
+	a := &app{c: c, ns: ns, appID: "spark-" + ns, service: "wordcount-ui-svc", podIP: nextIP(), tls: o.tls}
+
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-node"}}
+	if _, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "wordcount-driver", Namespace: ns, Labels: map[string]string{
+			names.LabelAppSelector: a.appID, names.LabelSparkRole: names.RoleDriver, "spark-app-name": "wordcount",
+		}},
+		Spec: corev1.PodSpec{
+			NodeName:           node.Name,
+			ServiceAccountName: sa,
+			Containers: []corev1.Container{{
+				Name: names.DriverContainer, Image: "apache/spark:4.0.0",
+				Ports: []corev1.ContainerPort{{Name: "driver-rpc-port", ContainerPort: 7078}},
+			}},
+		},
+	}
+	pod, err := c.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	pod.Status = corev1.PodStatus{
+		Phase: corev1.PodRunning, PodIP: a.podIP, PodIPs: []corev1.PodIP{{IP: a.podIP}}, HostIP: "192.0.2.10",
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		},
+	}
+	if a.pod, err = c.Client.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !o.noService {
+		a.createService(t, o.svcAppID)
+	}
+	if !o.noRBAC {
+		a.createRBAC(t)
+	}
+	a.user = saConfig(t, c, ns)
+	return a
+}
+
+// addUser serialises testcluster.ServiceAccountConfig: envtest's client-certificate CA
+// (TinyCA.makeCert) is not safe for concurrent use, and these tests run in parallel.
+var addUser sync.Mutex
+
+func saConfig(t testing.TB, c *testcluster.Cluster, ns string) *rest.Config {
+	addUser.Lock()
+	defer addUser.Unlock()
+	return c.ServiceAccountConfig(t, ns, sa)
+}
+
+// me is how the app's runtime names itself in its probes' User-Agent.
+func (a *app) me() string { return "(driver Pod " + a.ns + "/" + a.pod.Name + ")" }
+
+func (a *app) portName() string {
+	if a.tls {
+		return names.UIPortNameTLS
+	}
+	return names.UIPortName
+}
+
+// createService creates the UI Service as sparkui-fn emits it: no selector, one port.
+func (a *app) createService(t testing.TB, appID string) {
+	t.Helper()
+	if appID == "" {
+		appID = a.appID
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: a.service, Namespace: a.ns, Labels: map[string]string{
+			names.LabelManagedBy: names.ManagedByValue, names.LabelAppSelector: appID,
+		}},
+		Spec: corev1.ServiceSpec{
+			Type:  corev1.ServiceTypeClusterIP,
+			Ports: []corev1.ServicePort{{Name: a.portName(), Protocol: corev1.ProtocolTCP, Port: 4040, TargetPort: intstr.FromInt32(4040)}},
+		},
+	}
+	if _, err := a.c.Client.CoreV1().Services(a.ns).Create(ctxFor(t, 30*time.Second), svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createRBAC creates the Role and RoleBinding sparkui-fn emits.
+func (a *app) createRBAC(t testing.TB) {
+	t.Helper()
+	ctx := ctxFor(t, 30*time.Second)
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: agent.DefaultRole(a.service), Namespace: a.ns},
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{a.service},
+			Verbs: transform.RuntimeVerbs,
+		}},
+	}
+	if _, err := a.c.Client.RbacV1().Roles(a.ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: a.ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: a.ns}},
+	}
+	if _, err := a.c.Client.RbacV1().RoleBindings(a.ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The authorizer sees RBAC objects through an informer: wait until it allows the patch.
+	waitFor(t, 20*time.Second, "RBAC to take effect", func() (bool, string) {
+		res, err := a.c.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, sarFor(a), metav1.CreateOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return res.Status.Allowed, res.Status.Reason
+	})
+}
+
+// config is the runtime's configuration for the app.
+func (a *app) config(t testing.TB) agent.Config {
+	dir := t.TempDir()
+	return agent.Config{
+		Config: sidecar.Config{
+			Service: a.service, AppID: a.appID, UIPort: 0, MaxRetries: 16, TLS: a.tls,
+		},
+		PodName: a.pod.Name, PodNamespace: a.ns, PodUID: string(a.pod.UID),
+		Socket:         filepath.Join(dir, "runtime.sock"),
+		StateFile:      filepath.Join(dir, "bound-port"),
+		TerminationLog: filepath.Join(dir, "termination-log"),
+	}
+}
+
+// service reads the UI Service as an administrator.
+func (a *app) service_(t testing.TB) *corev1.Service {
+	t.Helper()
+	svc, err := a.c.Client.CoreV1().Services(a.ns).Get(ctxFor(t, 10*time.Second), a.service, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// running is an agent running in-process.
+type running struct {
+	*agent.Agent
+	cfg    agent.Config
+	logs   *logBuf
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func start(t testing.TB, a *app, cfg agent.Config) *running {
+	t.Helper()
+	logs := &logBuf{t: t}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ag, err := agent.New(cfg, a.user, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{Agent: ag, cfg: cfg, logs: logs, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- ag.Run(ctx, 10*time.Second) }()
+	t.Cleanup(func() {
+		r.stop(t)
+		logs.close()
+	})
+	return r
+}
+
+// stop is SIGTERM: it returns Run's result.
+func (r *running) stop(t testing.TB) error {
+	r.cancel()
+	select {
+	case err := <-r.done:
+		r.done <- err
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatal("the runtime did not stop within 20s of SIGTERM")
+		return nil
+	}
+}
+
+func (r *running) waitStatus(t testing.TB, timeout time.Duration, what string, cond func(agent.Status) bool) agent.Status {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	st, err := r.WaitFor(ctx, cond)
+	if err != nil {
+		t.Fatalf("waiting %s for %s: %v (last status %+v)\nlogs:\n%s", timeout, what, err, st, r.logs.String())
+	}
+	return st
+}
+
+func (r *running) waitBound(t testing.TB, port int) agent.Status {
+	t.Helper()
+	return r.waitStatus(t, 20*time.Second, fmt.Sprintf("bound to port %d", port), func(s agent.Status) bool { return s.Bound && s.Port == port })
+}
+
+func (r *running) waitWithdrawn(t testing.TB) agent.Status {
+	t.Helper()
+	return r.waitStatus(t, 20*time.Second, "withdrawn", func(s agent.Status) bool { return !s.Bound && !s.At.IsZero() })
+}
+
+func (r *running) waitErr(t testing.TB, substrs ...string) string {
+	t.Helper()
+	st := r.waitStatus(t, 30*time.Second, fmt.Sprintf("an error containing %q", substrs), func(s agent.Status) bool {
+		for _, sub := range substrs {
+			if !strings.Contains(s.Err, sub) {
+				return false
+			}
+		}
+		return true
+	})
+	return st.Err
+}
+
+// logBuf collects the runtime's log lines and passes them to the test log.
+type logBuf struct {
+	t      testing.TB
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	closed bool
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	if !l.closed {
+		l.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (l *logBuf) close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func ctxFor(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s (last: %s)", timeout, what, state)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// sliceEndpoints lists "ip:port" of the ready endpoints in the Service's EndpointSlices
+// managed by the EndpointSlice controller, and the count of all endpoints.
+func sliceEndpoints(ctx context.Context, a *app) (ready []string, total int, err error) {
+	list, err := a.c.Client.DiscoveryV1().EndpointSlices(a.ns).List(ctx, metav1.ListOptions{
+		LabelSelector: discoveryv1.LabelServiceName + "=" + a.service,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, s := range list.Items {
+		total += len(s.Endpoints)
+		for _, ep := range s.Endpoints {
+			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+				continue
+			}
+			for _, addr := range ep.Addresses {
+				for _, p := range s.Ports {
+					if p.Port != nil {
+						ready = append(ready, fmt.Sprintf("%s:%d", addr, *p.Port))
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(ready)
+	return ready, total, nil
+}
+
+func (a *app) waitSlice(t testing.TB, port int) {
+	t.Helper()
+	want := fmt.Sprintf("%s:%d", a.podIP, port)
+	waitFor(t, 30*time.Second, "an EndpointSlice with "+want, func() (bool, string) {
+		ready, total, err := sliceEndpoints(ctxFor(t, 10*time.Second), a)
+		if err != nil {
+			return false, err.Error()
+		}
+		return total == 1 && len(ready) == 1 && ready[0] == want, fmt.Sprint(ready, total)
+	})
+}
+
+func (a *app) waitSliceEmpty(t testing.TB) {
+	t.Helper()
+	waitFor(t, 30*time.Second, "the EndpointSlices to be emptied", func() (bool, string) {
+		ready, total, err := sliceEndpoints(ctxFor(t, 10*time.Second), a)
+		if err != nil {
+			return false, err.Error()
+		}
+		return total == 0, fmt.Sprint(ready, total)
+	})
+}
+
+// auditCounts counts the requests the app's ServiceAccount made on its UI Service, by verb,
+// as the API server's audit log records them.
+func (a *app) auditCounts(t testing.TB) map[string]int {
+	t.Helper()
+	f, err := os.Open(auditLog)
+	if err != nil {
+		t.Fatalf("audit log: %v", err)
+	}
+	defer f.Close()
+	user := "system:serviceaccount:" + a.ns + ":" + sa
+	counts := map[string]int{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev struct {
+			Stage string `json:"stage"`
+			Verb  string `json:"verb"`
+			User  struct {
+				Username string `json:"username"`
+			} `json:"user"`
+			ObjectRef struct {
+				Resource, Namespace, Name string
+			} `json:"objectRef"`
+			ResponseStatus struct {
+				Code int `json:"code"`
+			} `json:"responseStatus"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" {
+			continue
+		}
+		if ev.User.Username == user && ev.ObjectRef.Namespace == a.ns && ev.ObjectRef.Resource == "services" {
+			counts[ev.Verb]++
+			counts[fmt.Sprintf("%s %d", ev.Verb, ev.ResponseStatus.Code)]++
+		}
+	}
+	return counts
+}
+
+// waitAudit waits until the audit log holds want's counts (events are written after the
+// response), then checks nothing more arrives.
+func (a *app) waitAudit(t testing.TB, want map[string]int) {
+	t.Helper()
+	match := func(got map[string]int) bool {
+		for k, v := range want {
+			if got[k] != v {
+				return false
+			}
+		}
+		return true
+	}
+	waitFor(t, 10*time.Second, fmt.Sprintf("audit counts %v", want), func() (bool, string) {
+		got := a.auditCounts(t)
+		return match(got), fmt.Sprint(got)
+	})
+	time.Sleep(300 * time.Millisecond)
+	if got := a.auditCounts(t); !match(got) {
+		t.Fatalf("audit counts changed to %v, want %v", got, want)
+	}
+}
+
+// freePortPair returns a listener on some port p and p+1 free to listen on.
+func freePortPair(t testing.TB) (net.Listener, int) {
+	t.Helper()
+	for i := 0; i < 50; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		if p < 65535 {
+			if l2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+1)); err == nil {
+				_ = l2.Close()
+				return l, p
+			}
+		}
+		_ = l.Close()
+	}
+	t.Fatal("no pair of adjacent free ports")
+	return nil, 0
+}
+
+func startUI(t testing.TB, o fakespark.Options) *fakespark.Server {
+	t.Helper()
+	s, err := fakespark.Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func sarFor(a *app) *authorizationv1.SubjectAccessReview {
+	return &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   "system:serviceaccount:" + a.ns + ":" + sa,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + a.ns, "system:authenticated"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: a.ns, Verb: "patch", Resource: "services", Name: a.service,
+		},
+	}}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

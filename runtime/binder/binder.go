@@ -1,0 +1,281 @@
+// Package binder writes the UI Service: one guarded JSON Patch to bind it to the UI's port
+// and the driver Pod, one to withdraw it. There is no read before a write and no
+// resourceVersion: the patch's `test` operations are the guard, and the API server applies
+// the whole patch or none of it.
+package binder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	"github.com/sparkui/sparkui/internal/names"
+)
+
+// FieldManager is the name the runtime's writes are recorded under in managedFields.
+const FieldManager = "sparkui-runtime"
+
+// Target is the UI Service and what proves it belongs to this application.
+type Target struct {
+	Namespace string
+	Service   string
+	AppID     string // the Service's spark-app-selector label must have this value
+	PortName  string // its first port's name: spark-ui, or https with TLS
+	PodName   string
+	PodUID    string
+	// Selector selects the driver Pod when bound.
+	Selector map[string]string
+	// Role is the Role that should grant get and patch, named in RBAC failure messages.
+	Role string
+}
+
+// DefaultSelector selects the driver Pod of application appID.
+func DefaultSelector(appID string) map[string]string {
+	return map[string]string{names.LabelAppSelector: appID, names.LabelSparkRole: names.RoleDriver}
+}
+
+// WithdrawnSelector matches no Pod: the endpoint controllers empty the Service's slices
+// (removing the selector would leave the last endpoints in place).
+func (t Target) WithdrawnSelector() map[string]string {
+	return map[string]string{names.WithdrawnSelectorKey: t.PodUID}
+}
+
+type op struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// escape makes a JSON Pointer token of s (RFC 6901).
+func escape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+func (t Target) guards() []op {
+	return []op{
+		{Op: "test", Path: "/metadata/labels/" + escape(names.LabelAppSelector), Value: t.AppID},
+		{Op: "test", Path: "/spec/ports/0/name", Value: t.PortName},
+	}
+}
+
+// BindPatch points the UI port at port, selects the driver Pod, and makes the Pod the
+// Service's owner (no blockOwnerDeletion: the runtime may not update Pods' finalizers, and
+// the Service needs no ordering) so the Service is collected with the Pod.
+func (t Target) BindPatch(port int) []byte {
+	ops := append(t.guards(),
+		op{Op: "replace", Path: "/spec/ports/0/targetPort", Value: port},
+		// add replaces an existing member (RFC 6902 4.1): the selector may or may not exist.
+		op{Op: "add", Path: "/spec/selector", Value: t.Selector},
+	)
+	if t.PodUID != "" && t.PodName != "" {
+		ops = append(ops, op{Op: "add", Path: "/metadata/ownerReferences", Value: []metav1.OwnerReference{{
+			APIVersion: "v1", Kind: "Pod", Name: t.PodName, UID: types.UID(t.PodUID),
+		}}})
+	}
+	return mustJSON(ops)
+}
+
+// WithdrawPatch sets the selector that matches nothing, with the same guards.
+func (t Target) WithdrawPatch() []byte {
+	return mustJSON(append(t.guards(), op{Op: "add", Path: "/spec/selector", Value: t.WithdrawnSelector()}))
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// Client writes one Service.
+type Client struct {
+	rc rest.Interface
+	t  Target
+}
+
+// NewClient makes a client for core/v1 Services from cfg. It registers no API types: the
+// runtime sends JSON Patches and reads Status errors, nothing else (which keeps it small).
+func NewClient(cfg *rest.Config, t Target) (*Client, error) {
+	c := rest.CopyConfig(cfg)
+	scheme := runtime.NewScheme()
+	gv := schema.GroupVersion{Version: "v1"}
+	metav1.AddToGroupVersion(scheme, gv)
+	c.APIPath = "/api"
+	c.GroupVersion = &gv
+	c.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	c.ContentType = runtime.ContentTypeJSON
+	c.AcceptContentTypes = runtime.ContentTypeJSON
+	if c.UserAgent == "" {
+		c.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	rc, err := rest.RESTClientFor(c)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{rc: rc, t: t}, nil
+}
+
+// Target is what the client writes.
+func (c *Client) Target() Target { return c.t }
+
+func (c *Client) patch(ctx context.Context, body []byte) error {
+	return c.rc.Patch(types.JSONPatchType).
+		Namespace(c.t.Namespace).Resource("services").Name(c.t.Service).
+		Param("fieldManager", FieldManager).
+		Body(body).Do(ctx).Error()
+}
+
+// Bind sends BindPatch.
+func (c *Client) Bind(ctx context.Context, port int) error {
+	return c.classify(ctx, "bind", c.patch(ctx, c.t.BindPatch(port)))
+}
+
+// Withdraw sends WithdrawPatch. A Service that is gone, or no longer this application's,
+// counts as withdrawn: there is nothing of ours left to route.
+func (c *Client) Withdraw(ctx context.Context) error {
+	err := c.classify(ctx, "withdraw", c.patch(ctx, c.t.WithdrawPatch()))
+	var f *Failure
+	if errors.As(err, &f) && (f.Kind == NotFound || f.Kind == NotOurs) {
+		return nil
+	}
+	return err
+}
+
+// Kind is a class of failure.
+type Kind int
+
+const (
+	Transient    Kind = iota // unreachable, timeout, 5xx, 429: retry with backoff
+	Unauthorized             // 401: credentials no longer valid
+	Forbidden                // 403: RBAC
+	NotFound                 // 404: no such Service (yet)
+	NotOurs                  // 422 from a test operation: the Service is not this application's
+	Invalid                  // other 4xx: the request itself is wrong
+)
+
+var kindNames = [...]string{"transient", "unauthorized", "forbidden", "not-found", "not-ours", "invalid"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// Failure is a classified API error with a message saying what to do.
+type Failure struct {
+	Kind    Kind
+	Message string
+	Err     error
+}
+
+func (f *Failure) Error() string { return f.Message }
+func (f *Failure) Unwrap() error { return f.Err }
+
+// Fatal reports failures that need a person to act (they go to the termination log).
+func (f *Failure) Fatal() bool { return f.Kind != Transient }
+
+var userRE = regexp.MustCompile(`User "([^"]+)"`)
+
+// classify turns err into a *Failure with a message naming the verb, resource, namespace,
+// ServiceAccount and Role involved.
+func (c *Client) classify(ctx context.Context, action string, err error) error {
+	if err == nil {
+		return nil
+	}
+	t := c.t
+	svc := fmt.Sprintf("Service %s/%s", t.Namespace, t.Service)
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return &Failure{Kind: Transient, Err: err, Message: fmt.Sprintf("%s %s: API server unreachable: %v", action, svc, err)}
+	}
+	code := status.Status().Code
+	switch {
+	case code == http.StatusUnauthorized:
+		return &Failure{Kind: Unauthorized, Err: err, Message: fmt.Sprintf(
+			"%s %s: 401 Unauthorized: the API server no longer accepts the runtime's credentials "+
+				"(ServiceAccount token expired or revoked, or the ServiceAccount was deleted and recreated); "+
+				"the in-cluster token is re-read from its file, restart the Pod if it persists", action, svc)}
+	case code == http.StatusForbidden:
+		who := "the Pod's ServiceAccount"
+		if m := userRE.FindStringSubmatch(status.Status().Message); m != nil {
+			who = m[1]
+			if sa, ok := strings.CutPrefix(who, "system:serviceaccount:"); ok {
+				if ns, name, ok := strings.Cut(sa, ":"); ok {
+					who = fmt.Sprintf("ServiceAccount %s/%s (%s)", ns, name, m[1])
+				}
+			}
+		}
+		return &Failure{Kind: Forbidden, Err: err, Message: fmt.Sprintf(
+			"%s %s: 403 Forbidden: %s may not patch services %q in namespace %s; "+
+				"Role %s/%s must grant verbs [get patch] on resource services (apiGroups [\"\"]) with resourceNames [%s] "+
+				"and a RoleBinding must bind it to that ServiceAccount (sparkui-fn with rbac.create emits both); API server said: %s",
+			action, svc, who, t.Service, t.Namespace, t.Namespace, t.Role, t.Service, status.Status().Message)}
+	case code == http.StatusNotFound:
+		return &Failure{Kind: NotFound, Err: err, Message: fmt.Sprintf(
+			"%s %s: 404 Not Found: the UI Service does not exist (yet?); it is created from the same manifests as the driver Pod", action, svc)}
+	case code == http.StatusUnprocessableEntity && isTestFailure(status.Status()):
+		return &Failure{Kind: NotOurs, Err: err, Message: c.describeOwner(ctx, action)}
+	case code == http.StatusTooManyRequests || code >= 500 || code == http.StatusConflict:
+		return &Failure{Kind: Transient, Err: err, Message: fmt.Sprintf("%s %s: %d: %s", action, svc, code, status.Status().Message)}
+	}
+	return &Failure{Kind: Invalid, Err: err, Message: fmt.Sprintf("%s %s: %d: %s", action, svc, code, status.Status().Message)}
+}
+
+// isTestFailure tells a refused `test` operation (the guard) from a validation error: the
+// API server (1.37) answers a JSON Patch that cannot be applied with a bare 422 ("the server
+// rejected our request due to an error in our request", no details), and a patched object
+// that fails validation with a 422 naming the fields at fault.
+func isTestFailure(s metav1.Status) bool {
+	return s.Details == nil || len(s.Details.Causes) == 0
+}
+
+// describeOwner reads the Service (the one GET the runtime makes, only after a refusal) to
+// say whose it is.
+func (c *Client) describeOwner(ctx context.Context, action string) string {
+	t := c.t
+	base := fmt.Sprintf("%s Service %s/%s: refused, the Service is not this application's UI Service "+
+		"(want label %s=%s and first port named %q)", action, t.Namespace, t.Service, names.LabelAppSelector, t.AppID, t.PortName)
+	raw, err := c.rc.Get().Namespace(t.Namespace).Resource("services").Name(t.Service).Do(ctx).Raw()
+	if err != nil {
+		return base + fmt.Sprintf("; reading it to say whose it is failed: %v", err)
+	}
+	var svc struct {
+		Metadata struct {
+			Labels          map[string]string       `json:"labels"`
+			OwnerReferences []metav1.OwnerReference `json:"ownerReferences"`
+		} `json:"metadata"`
+		Spec struct {
+			Ports []struct {
+				Name string `json:"name"`
+			} `json:"ports"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(raw, &svc); err != nil {
+		return base + "; its JSON could not be read: " + err.Error()
+	}
+	var found []string
+	if v, ok := svc.Metadata.Labels[names.LabelAppSelector]; ok {
+		found = append(found, fmt.Sprintf("it belongs to application %q (label %s=%s)", v, names.LabelAppSelector, v))
+	} else {
+		found = append(found, "it has no "+names.LabelAppSelector+" label")
+	}
+	if m := svc.Metadata.Labels[names.LabelManagedBy]; m != "" {
+		found = append(found, fmt.Sprintf("managed by %q", m))
+	}
+	for _, o := range svc.Metadata.OwnerReferences {
+		found = append(found, fmt.Sprintf("owned by %s %s", o.Kind, o.Name))
+	}
+	if len(svc.Spec.Ports) > 0 && svc.Spec.Ports[0].Name != t.PortName {
+		found = append(found, fmt.Sprintf("its first port is named %q", svc.Spec.Ports[0].Name))
+	}
+	return base + ": " + strings.Join(found, ", ") + "; the runtime will not touch it"
+}

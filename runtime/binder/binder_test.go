@@ -1,0 +1,130 @@
+package binder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+)
+
+var target = Target{
+	Namespace: "analytics", Service: "wc-ui-svc", AppID: "spark-0123", PortName: "spark-ui",
+	PodName: "wc-driver", PodUID: "7c1f0e2a-0000-4000-8000-000000000001",
+	Selector: DefaultSelector("spark-0123"), Role: "wc-ui-svc-binder",
+}
+
+func TestBindPatch(t *testing.T) {
+	got := string(target.BindPatch(4041))
+	want := `[{"op":"test","path":"/metadata/labels/spark-app-selector","value":"spark-0123"},` +
+		`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},` +
+		`{"op":"replace","path":"/spec/ports/0/targetPort","value":4041},` +
+		`{"op":"add","path":"/spec/selector","value":{"spark-app-selector":"spark-0123","spark-role":"driver"}},` +
+		`{"op":"add","path":"/metadata/ownerReferences","value":[{"apiVersion":"v1","kind":"Pod","name":"wc-driver","uid":"7c1f0e2a-0000-4000-8000-000000000001"}]}]`
+	if got != want {
+		t.Errorf("bind patch\n got %s\nwant %s", got, want)
+	}
+	if strings.Contains(got, "blockOwnerDeletion") || strings.Contains(got, "resourceVersion") {
+		t.Error("bind patch sets blockOwnerDeletion or a resourceVersion")
+	}
+}
+
+func TestWithdrawPatch(t *testing.T) {
+	got := string(target.WithdrawPatch())
+	want := `[{"op":"test","path":"/metadata/labels/spark-app-selector","value":"spark-0123"},` +
+		`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},` +
+		`{"op":"add","path":"/spec/selector","value":{"sparkui.dev/withdrawn":"7c1f0e2a-0000-4000-8000-000000000001"}}]`
+	if got != want {
+		t.Errorf("withdraw patch\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestEscape(t *testing.T) {
+	if got := escape("a/b~c"); got != "a~1b~0c" {
+		t.Error(got)
+	}
+	var ops []op
+	if err := json.Unmarshal(target.BindPatch(1), &ops); err != nil || len(ops) != 5 {
+		t.Fatal(ops, err)
+	}
+}
+
+func client(t *testing.T) *Client {
+	t.Helper()
+	c, err := NewClient(&rest.Config{Host: "https://127.0.0.1:1"}, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestClassify(t *testing.T) {
+	c := client(t)
+	gr := schema.GroupResource{Resource: "services"}
+	forbidden := apierrors.NewForbidden(gr, "wc-ui-svc", errors.New(`User "system:serviceaccount:analytics:spark" cannot patch resource "services" in API group "" in the namespace "analytics"`))
+	for _, tc := range []struct {
+		name string
+		err  error
+		kind Kind
+		want []string
+	}{
+		{"unreachable", errors.New("dial tcp 10.0.0.1:443: connect: connection refused"), Transient, []string{"unreachable", "connection refused"}},
+		{"401", apierrors.NewUnauthorized("Unauthorized"), Unauthorized, []string{"401", "token"}},
+		{"403", forbidden, Forbidden, []string{"403", "ServiceAccount analytics/spark", "patch", "services", `"wc-ui-svc"`, "namespace analytics", "Role analytics/wc-ui-svc-binder", "[get patch]", "resourceNames [wc-ui-svc]"}},
+		{"404", apierrors.NewNotFound(gr, "wc-ui-svc"), NotFound, []string{"404", "Service analytics/wc-ui-svc"}},
+		{"422 with causes", apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "wc-ui-svc", nil), Invalid, []string{"422"}},
+		{"500", apierrors.NewInternalError(errors.New("etcd")), Transient, []string{"500"}},
+		{"429", apierrors.NewTooManyRequests("slow down", 1), Transient, []string{"429"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "422 with causes" {
+				tc.err = &apierrors.StatusError{ErrStatus: metav1.Status{Code: 422, Reason: metav1.StatusReasonInvalid,
+					Message: "Service is invalid", Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Field: "spec.ports[0].targetPort"}}}}}
+			}
+			err := c.classify(context.Background(), "bind", tc.err)
+			var f *Failure
+			if !errors.As(err, &f) {
+				t.Fatalf("not a Failure: %v", err)
+			}
+			if f.Kind != tc.kind {
+				t.Errorf("kind %s, want %s", f.Kind, tc.kind)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(f.Message, w) {
+					t.Errorf("message does not contain %q: %s", w, f.Message)
+				}
+			}
+			if !errors.Is(err, tc.err) {
+				t.Error("the API error is not wrapped")
+			}
+			if f.Fatal() != (tc.kind != Transient) {
+				t.Errorf("Fatal() = %t", f.Fatal())
+			}
+		})
+	}
+	if c.classify(context.Background(), "bind", nil) != nil {
+		t.Error("nil error classified")
+	}
+}
+
+func TestIsTestFailure(t *testing.T) {
+	// What kube-apiserver 1.37 answers to a failed `test` operation (seen in the control
+	// plane tests): a bare 422.
+	if !isTestFailure(metav1.Status{Code: 422, Reason: metav1.StatusReasonInvalid, Details: &metav1.StatusDetails{}}) {
+		t.Error("bare 422 not a test failure")
+	}
+	if isTestFailure(metav1.Status{Code: 422, Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Field: "spec"}}}}) {
+		t.Error("validation error taken for a test failure")
+	}
+}
+
+func TestKindString(t *testing.T) {
+	if NotOurs.String() != "not-ours" || Transient.String() != "transient" {
+		t.Error(NotOurs.String(), Transient.String())
+	}
+}

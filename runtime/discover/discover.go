@@ -1,0 +1,423 @@
+// Package discover finds the Spark UI among the listening TCP sockets of the Pod's network
+// namespace and watches the one it found by its inode: a listening socket keeps its inode for
+// its whole life, so while that inode is still listening the UI has not changed and no HTTP
+// request is needed.
+//
+// The sockets come from the kernel's sock_diag netlink interface (Diag: filtered to LISTEN by
+// the kernel) or, where that is not available, from /proc/net/tcp and tcp6 read with
+// github.com/prometheus/procfs (Table).
+package discover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/procfs"
+
+	"github.com/sparkui/sparkui/runtime/sparkapi"
+)
+
+// tcpListen is the TCP_LISTEN state in /proc/net/tcp's st column.
+const tcpListen = 0x0A
+
+// Socket is a listening TCP socket.
+type Socket struct {
+	Inode uint64
+	Port  int
+	IP    netip.Addr // local address; unspecified = every address
+	V6    bool       // IPv6 socket (listed in /proc/net/tcp6)
+
+	// From sock_diag: what its exact lookup needs.
+	ifIndex uint32
+	cookie  uint64
+}
+
+func (s Socket) String() string {
+	return fmt.Sprintf("%s (inode %d)", netip.AddrPortFrom(s.IP, uint16(s.Port)), s.Inode)
+}
+
+// DialAddrs are the addresses to reach s from inside its network namespace, best first: the
+// loopback address of its family for a socket on every address (and 127.0.0.1 after ::1, for a
+// dual-stack socket in a Pod without IPv6 loopback), else its own address.
+func (s Socket) DialAddrs() []string {
+	p := strconv.Itoa(s.Port)
+	switch {
+	case s.IP.IsUnspecified() && s.V6:
+		return []string{net.JoinHostPort("::1", p), net.JoinHostPort("127.0.0.1", p)}
+	case s.IP.IsUnspecified():
+		return []string{net.JoinHostPort("127.0.0.1", p)}
+	}
+	return []string{net.JoinHostPort(s.IP.Unmap().String(), p)}
+}
+
+// Source lists the listening TCP sockets of the network namespace the process is in.
+type Source interface {
+	Name() string
+	// Listening returns the listening sockets, IPv4 then IPv6.
+	Listening() ([]Socket, error)
+	// StillListening reports whether s's inode is still a listening socket on its port.
+	StillListening(s Socket) (bool, error)
+}
+
+// Open returns the Source for mode: "netlink" (sock_diag), "proc" (procfs at procRoot), or
+// "auto": sock_diag when the kernel answers it, else procfs.
+func Open(mode, procRoot string) (Source, error) {
+	switch mode {
+	case "netlink":
+		return OpenDiag()
+	case "proc":
+		return NewTable(procRoot)
+	case "auto", "":
+		if d, err := OpenDiag(); err == nil {
+			return d, nil
+		}
+		return NewTable(procRoot)
+	}
+	return nil, fmt.Errorf("unknown socket source %q (auto, netlink or proc)", mode)
+}
+
+// Table reads the listening sockets from /proc/net/tcp and tcp6 through procfs.
+type Table struct {
+	fs procfs.FS
+}
+
+// NewTable reads procfs at root ("" = /proc). Tests pass a directory holding net/tcp and
+// net/tcp6 files.
+func NewTable(root string) (*Table, error) {
+	if root == "" {
+		root = procfs.DefaultMountPoint
+	}
+	pfs, err := procfs.NewFS(root)
+	if err != nil {
+		return nil, err
+	}
+	return &Table{fs: pfs}, nil
+}
+
+// Name says which interface lists the sockets.
+func (t *Table) Name() string { return "procfs" }
+
+func (t *Table) read(v6 bool) (procfs.NetTCP, error) {
+	var (
+		lines procfs.NetTCP
+		err   error
+	)
+	if v6 {
+		lines, err = t.fs.NetTCP6()
+		if errors.Is(err, fs.ErrNotExist) { // kernel without IPv6
+			return nil, nil
+		}
+	} else {
+		lines, err = t.fs.NetTCP()
+	}
+	return lines, err
+}
+
+// Listening returns the listening sockets (IPv4 then IPv6).
+func (t *Table) Listening() ([]Socket, error) {
+	var out []Socket
+	for _, v6 := range []bool{false, true} {
+		lines, err := t.read(v6)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range lines {
+			if l.St == tcpListen {
+				ip, _ := netip.AddrFromSlice(l.LocalAddr)
+				out = append(out, Socket{Inode: l.Inode, Port: int(l.LocalPort), IP: ip, V6: v6})
+			}
+		}
+	}
+	return out, nil
+}
+
+// StillListening reports whether s's inode is still a listening socket, reading only the
+// table of its family.
+func (t *Table) StillListening(s Socket) (bool, error) {
+	lines, err := t.read(s.V6)
+	if err != nil {
+		return false, err
+	}
+	for _, l := range lines {
+		if l.Inode == s.Inode && l.St == tcpListen && int(l.LocalPort) == s.Port {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Prober is what the Finder asks about a socket (sparkapi.Prober in production).
+type Prober interface {
+	Probe(ctx context.Context, hostport string) sparkapi.Result
+}
+
+// Options tune a Finder.
+type Options struct {
+	// FirstPort and LastPort restrict the candidates (a fixed spark.ui.port and its retries);
+	// 0, 0 = every listening socket (random port).
+	FirstPort, LastPort int
+	// Parallel probes at most; default 8.
+	Parallel int
+	// MaxProbes started per pass bounds the work of one pass (a node's namespace under
+	// hostNetwork may list thousands of sockets); default 64.
+	MaxProbes int
+	// Wait is how long a pass waits for the probes it started (default 80 ms): a socket that
+	// is slow to answer finishes in the background and counts at a later pass, so it cannot
+	// hold up finding the UI on another one.
+	Wait time.Duration
+}
+
+// Finder runs discovery passes, remembering per socket what it learnt: a socket that is
+// another application's UI stays so for its whole life and is never asked again; one that is
+// not Spark is asked again with exponential backoff; "starting up" at every pass.
+type Finder struct {
+	table  Source
+	prober Prober
+	opts   Options
+	now    func() time.Time
+	sem    chan struct{}
+
+	mu     sync.Mutex
+	cache  map[uint64]*entry
+	passes uint64
+}
+
+type entry struct {
+	sock     Socket
+	result   sparkapi.Result
+	next     time.Time
+	fails    int
+	pass     uint64 // last pass that saw the socket
+	inflight bool
+}
+
+// NewFinder returns a Finder over table asking prober.
+func NewFinder(table Source, prober Prober, opts Options) *Finder {
+	if opts.Parallel <= 0 {
+		opts.Parallel = 8
+	}
+	if opts.MaxProbes <= 0 {
+		opts.MaxProbes = 64
+	}
+	if opts.Wait <= 0 {
+		opts.Wait = 80 * time.Millisecond
+	}
+	return &Finder{table: table, prober: prober, opts: opts, now: time.Now, cache: map[uint64]*entry{},
+		sem: make(chan struct{}, opts.Parallel)}
+}
+
+// Source is where the Finder reads the sockets.
+func (f *Finder) Source() Source { return f.table }
+
+func (f *Finder) inRange(port int) bool {
+	if f.opts.FirstPort == 0 && f.opts.LastPort == 0 {
+		return true
+	}
+	return port >= f.opts.FirstPort && port <= f.opts.LastPort
+}
+
+// never is the retry time of a verdict that cannot change for a socket.
+var never = time.Unix(1<<62, 0)
+
+func backoff(fails int, base, maxDelay time.Duration) time.Duration {
+	d := base
+	for i := 1; i < fails && d < maxDelay; i++ {
+		d *= 2
+	}
+	return min(d, maxDelay)
+}
+
+// Pass reads the socket table, asks the sockets that are due, and returns the lowest-port
+// socket known to be this application's UI. A match stays valid while its socket listens: a
+// listening socket serves one application for its whole life.
+func (f *Finder) Pass(ctx context.Context) (Socket, bool, error) {
+	socks, err := f.table.Listening()
+	if err != nil {
+		return Socket{}, false, err
+	}
+	f.mu.Lock()
+	now := f.now()
+	f.passes++
+	var due []*entry
+	seen := 0
+	for _, s := range socks {
+		if !f.inRange(s.Port) {
+			continue
+		}
+		seen++
+		e := f.cache[s.Inode]
+		if e == nil || e.sock.Port != s.Port {
+			e = &entry{sock: s}
+			f.cache[s.Inode] = e
+		}
+		e.pass = f.passes
+		if !e.inflight && !e.next.After(now) {
+			due = append(due, e)
+		}
+	}
+	if len(f.cache) != seen { // some socket is gone: forget it (its inode may be reused)
+		for ino, e := range f.cache {
+			if e.pass != f.passes {
+				delete(f.cache, ino)
+			}
+		}
+	}
+	sort.Slice(due, func(i, j int) bool {
+		if due[i].sock.Port != due[j].sock.Port {
+			return due[i].sock.Port < due[j].sock.Port
+		}
+		return due[i].sock.Inode < due[j].sock.Inode
+	})
+	if len(due) > f.opts.MaxProbes {
+		due = due[:f.opts.MaxProbes]
+	}
+	for _, e := range due {
+		e.inflight = true
+	}
+	f.mu.Unlock()
+
+	if len(due) > 0 {
+		var wg sync.WaitGroup
+		for _, e := range due {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				f.sem <- struct{}{}
+				r := f.probeOne(ctx, e.sock)
+				<-f.sem
+				f.record(e, r)
+			}()
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		timer := time.NewTimer(f.opts.Wait)
+		select {
+		case <-done:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		timer.Stop()
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var best *entry
+	for _, e := range f.cache {
+		if e.pass == f.passes && !e.inflight && e.result.Verdict == sparkapi.Match &&
+			(best == nil || e.sock.Port < best.sock.Port || (e.sock.Port == best.sock.Port && e.sock.Inode < best.sock.Inode)) {
+			best = e
+		}
+	}
+	if best == nil {
+		return Socket{}, false, nil
+	}
+	return best.sock, true, nil
+}
+
+// record applies a probe's verdict to its socket.
+func (f *Finder) record(e *entry, r sparkapi.Result) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.now()
+	e.inflight = false
+	e.result = r
+	switch r.Verdict {
+	case sparkapi.Match:
+		e.fails = 0
+		e.next = never // ours for the socket's whole life
+	case sparkapi.StartingUp:
+		e.fails = 0
+		e.next = now
+	case sparkapi.OtherApp:
+		e.next = never
+	case sparkapi.Unknown:
+		e.fails++
+		e.next = now.Add(backoff(e.fails, 100*time.Millisecond, 5*time.Second))
+	default: // Denied, NotSpark
+		e.fails++
+		e.next = now.Add(backoff(e.fails, time.Second, time.Minute))
+	}
+}
+
+func (f *Finder) probeOne(ctx context.Context, s Socket) sparkapi.Result {
+	var r sparkapi.Result
+	for _, a := range s.DialAddrs() {
+		r = f.prober.Probe(ctx, a)
+		if !r.Unreachable() {
+			break
+		}
+	}
+	return r
+}
+
+// Forget drops what the Finder learnt about a socket (the one that was bound, when it is
+// lost, so that a socket reusing its inode number is asked afresh).
+func (f *Finder) Forget(inode uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.cache, inode)
+}
+
+// Summary describes the sockets asked so far and their last answers, for the periodic
+// "still waiting" log line.
+func (f *Finder) Summary() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.cache) == 0 {
+		if f.opts.FirstPort != 0 {
+			return fmt.Sprintf("nothing listens on ports %d-%d", f.opts.FirstPort, f.opts.LastPort)
+		}
+		return "no listening socket yet"
+	}
+	es := make([]*entry, 0, len(f.cache))
+	for _, e := range f.cache {
+		es = append(es, e)
+	}
+	// What may still become the UI first: starting up, denied, unreachable; then the rest.
+	rank := func(v sparkapi.Verdict) int {
+		switch v {
+		case sparkapi.Match:
+			return -1
+		case sparkapi.StartingUp:
+			return 0
+		case sparkapi.Denied:
+			return 1
+		case sparkapi.Unknown:
+			return 2
+		case sparkapi.OtherApp:
+			return 3
+		}
+		return 4
+	}
+	sort.Slice(es, func(i, j int) bool {
+		ri, rj := rank(es[i].result.Verdict), rank(es[j].result.Verdict)
+		if ri != rj {
+			return ri < rj
+		}
+		return es[i].sock.Port < es[j].sock.Port
+	})
+	var b strings.Builder
+	for i, e := range es {
+		if i == 8 {
+			fmt.Fprintf(&b, "; and %d more", len(es)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "port %d: %s", e.sock.Port, e.result.Verdict)
+		if e.result.Detail != "" {
+			fmt.Fprintf(&b, " (%s)", e.result.Detail)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,422 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/runtime/agent"
+	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+	"github.com/sparkui/sparkui/transform"
+)
+
+// binary is sparkui-runtime built as `make build` builds it.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sparkui-runtime-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "sparkui-runtime")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", binary, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building sparkui-runtime: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	testcluster.SharedAllowed()
+	code := m.Run()
+	if err := testcluster.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is the runtime running as a subprocess.
+type proc struct {
+	cmd  *exec.Cmd
+	out  *syncBuf
+	done chan struct{}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func startProc(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	p := &proc{cmd: cmd, out: &syncBuf{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+func (p *proc) sigterm(t *testing.T, within time.Duration) int {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(within):
+		t.Fatalf("still running %s after SIGTERM\n%s", within, p.out.String())
+		return -1
+	}
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s (last: %s)", timeout, what, state)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// setup creates what sparkui-fn emits for an application (UI Service, Role, RoleBinding) and
+// the driver Pod, and returns the Pod.
+func setup(t *testing.T, c *testcluster.Cluster, ns, appID, svc string) *corev1.Pod {
+	t.Helper()
+	ctx := ctxFor(t, 30*time.Second)
+	pod, err := c.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "wordcount-driver", Namespace: ns, Labels: map[string]string{names.LabelAppSelector: appID, names.LabelSparkRole: names.RoleDriver}},
+		Spec:       corev1.PodSpec{ServiceAccountName: "spark", Containers: []corev1.Container{{Name: names.DriverContainer, Image: "apache/spark:4.0.0"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Client.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: svc, Namespace: ns, Labels: map[string]string{names.LabelManagedBy: names.ManagedByValue, names.LabelAppSelector: appID}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: names.UIPortName, Port: 4040, TargetPort: intstr.FromInt32(4040)}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	role := agent.DefaultRole(svc)
+	if _, err := c.Client.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: role, Namespace: ns},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{svc}, Verbs: transform.RuntimeVerbs}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "spark", Namespace: ns}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+func selector(t *testing.T, c *testcluster.Cluster, ns, svc string) (map[string]string, int) {
+	t.Helper()
+	s, err := c.Client.CoreV1().Services(ns).Get(ctxFor(t, 10*time.Second), svc, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Spec.Selector, s.Spec.Ports[0].TargetPort.IntValue()
+}
+
+// procStat returns the process's CPU time (user+system) and resident set size.
+func procStat(t *testing.T, pid int) (cpu time.Duration, rss int64) {
+	t.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64) // fields 14 and 15 of stat(5)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	cpu = time.Duration(ut+st) * time.Second / 100 // USER_HZ
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			rss = kb << 10
+		}
+	}
+	return cpu, rss
+}
+
+// TestBinary runs the built binary as the sidecar does: the container args sparkui-fn
+// emits, $KUBECONFIG for a ServiceAccount under the function's Role, then the preStop hook
+// from the installed copy, and SIGTERM. It measures RSS and idle CPU while bound.
+func TestBinary(t *testing.T) {
+	c := testcluster.Shared(t, testcluster.Options{})
+	ns := c.UniqueNamespace(t)
+	appID, svc := "spark-"+ns, "wordcount-ui-svc"
+	pod := setup(t, c, ns, appID, svc)
+	kubeconfig := c.KubeconfigFile(t, c.ServiceAccountConfig(t, ns, "spark"))
+	ui, err := fakespark.Start(fakespark.Options{AppID: appID, PodName: pod.Name, Namespace: ns, State: fakespark.StartingUp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ui.Close()
+
+	shared, err := os.MkdirTemp("", "sui") // the emptyDir; short for the socket path
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(shared)
+	termLog := filepath.Join(shared, "termination-log")
+	sock := filepath.Join(shared, "runtime.sock")
+	installed := filepath.Join(shared, "sparkui-runtime")
+	args := append(sidecar.Config{Service: svc, AppID: appID, UIPort: 0, MaxRetries: 16}.Args(),
+		"--socket="+sock, "--install="+installed, "--state-file="+filepath.Join(shared, "bound-port"),
+		"--termination-log="+termLog, "--log-format=json")
+	env := []string{"KUBECONFIG=" + kubeconfig, "POD_NAME=" + pod.Name, "POD_NAMESPACE=" + ns, "POD_UID=" + string(pod.UID)}
+	p := startProc(t, env, args...)
+
+	// Copied for the preStop hook: same bytes, 0755; socket 0666.
+	waitFor(t, 10*time.Second, "the installed binary and the socket", func() (bool, string) {
+		st, err1 := os.Stat(installed)
+		ss, err2 := os.Stat(sock)
+		return err1 == nil && err2 == nil && st.Mode().Perm() == 0o755 && ss.Mode().Perm() == 0o666, fmt.Sprint(err1, err2)
+	})
+	want, _ := os.ReadFile(binary)
+	if got, _ := os.ReadFile(installed); !bytes.Equal(got, want) {
+		t.Fatal("the installed binary differs from the running one")
+	}
+
+	time.Sleep(300 * time.Millisecond)
+	if sel, _ := selector(t, c, ns, svc); len(sel) != 0 {
+		t.Fatalf("bound while the UI was starting up: %v", sel)
+	}
+	ui.Set(fakespark.Ready)
+	waitFor(t, 10*time.Second, "the bind", func() (bool, string) {
+		sel, port := selector(t, c, ns, svc)
+		return sel[names.LabelAppSelector] == appID && port == ui.Port, fmt.Sprint(sel, port)
+	})
+
+	// Idle while bound: RSS and CPU.
+	time.Sleep(time.Second)
+	cpu0, _ := procStat(t, p.cmd.Process.Pid)
+	const window = 5 * time.Second
+	time.Sleep(window)
+	cpu1, rss := procStat(t, p.cmd.Process.Pid)
+	idle := float64(cpu1-cpu0) / float64(window) * 100
+	t.Logf("sparkui-runtime bound and idle at the default 100ms poll: RSS %.1f MiB, CPU %.2f%% of a core over %s (binary %.1f MiB)",
+		float64(rss)/(1<<20), idle, window, float64(len(want))/(1<<20))
+	// Targets: RSS ≤ 20 MiB, idle CPU ≤ 0.5 % of a core. CPU time is counted in 10 ms ticks
+	// (0.2 % of this window each): allow two more ticks for a loaded machine.
+	if rss > 20<<20 {
+		t.Errorf("RSS %.1f MiB, target 20 MiB", float64(rss)/(1<<20))
+	}
+	if idle > 1 {
+		t.Errorf("idle CPU %.2f%% of a core, target 0.5%%", idle)
+	}
+
+	// The preStop hook, from the installed copy, as the driver container runs it.
+	hook := sidecar.PreStopCommand()
+	hook[0] = installed
+	for i, a := range hook {
+		if strings.HasPrefix(a, "--socket=") {
+			hook[i] = "--socket=" + sock
+		}
+	}
+	start := time.Now()
+	out, err := exec.Command(hook[0], hook[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("preStop hook: %v\n%s\nruntime:\n%s", err, out, p.out.String())
+	}
+	t.Logf("preStop hook returned in %s: %s", time.Since(start).Round(time.Millisecond), bytes.TrimSpace(out))
+	if sel, _ := selector(t, c, ns, svc); sel[names.WithdrawnSelectorKey] != string(pod.UID) || len(sel) != 1 {
+		t.Fatalf("the hook returned before the withdrawal was acknowledged: selector %v", sel)
+	}
+	if code := p.sigterm(t, 10*time.Second); code != 0 {
+		t.Errorf("exit code %d after SIGTERM\n%s", code, p.out.String())
+	}
+	checkJSONLogs(t, p.out.String())
+
+	// The container restarts (the UI is still up): it binds again; SIGTERM withdraws.
+	p2 := startProc(t, env, args...)
+	waitFor(t, 10*time.Second, "the bind after restart", func() (bool, string) {
+		sel, port := selector(t, c, ns, svc)
+		return sel[names.LabelAppSelector] == appID && port == ui.Port, fmt.Sprint(sel, port)
+	})
+	if code := p2.sigterm(t, 10*time.Second); code != 0 {
+		t.Errorf("exit code %d after SIGTERM\n%s", code, p2.out.String())
+	}
+	if sel, _ := selector(t, c, ns, svc); sel[names.WithdrawnSelectorKey] != string(pod.UID) {
+		t.Fatalf("SIGTERM did not withdraw: selector %v\n%s", sel, p2.out.String())
+	}
+	if b, _ := os.ReadFile(termLog); len(b) != 0 {
+		t.Errorf("termination log %q after a clean run", b)
+	}
+}
+
+func checkJSONLogs(t *testing.T, out string) {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(out))
+	var msgs []string
+	for sc.Scan() {
+		var rec map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Errorf("not a JSON log line: %q", sc.Text())
+			continue
+		}
+		msgs = append(msgs, fmt.Sprint(rec["msg"]))
+	}
+	joined := strings.Join(msgs, "|")
+	for _, want := range []string{"sparkui-runtime starting", "UI found", "UI Service bound", "withdrawing for good", "UI Service withdrawn", "stopped"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("no %q log line in %s", want, joined)
+		}
+	}
+}
+
+// TestWithdrawCommand: nobody listening → non-zero at once; a runtime that does not answer →
+// non-zero after --timeout, never later.
+func TestWithdrawCommand(t *testing.T) {
+	dir, err := os.MkdirTemp("", "sui")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	start := time.Now()
+	out, err := exec.Command(binary, "withdraw", "--socket="+filepath.Join(dir, "none.sock"), "--timeout=10s").CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUnreachable || time.Since(start) > 2*time.Second {
+		t.Errorf("unreachable runtime: %v after %s: %s", err, time.Since(start), out)
+	}
+	if !strings.Contains(string(out), "unreachable") {
+		t.Errorf("output %q", out)
+	}
+
+	// A hung runtime: accepts, never answers.
+	sock := filepath.Join(dir, "hung.sock")
+	l, err := netListenUnix(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	start = time.Now()
+	out, err = exec.Command(binary, "withdraw", "--socket="+sock, "--timeout=500ms").CombinedOutput()
+	took := time.Since(start)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitFailed || took > 3*time.Second {
+		t.Errorf("hung runtime: %v after %s: %s", err, took, out)
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	out, err := exec.Command(binary, "--version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "sparkui-runtime ") {
+		t.Errorf("--version: %v %q", err, out)
+	}
+	for _, args := range [][]string{{}, {"nope"}, {"run", "--no-such-flag"}, {"run", "--log-format=xml", "--service=s"}, {"withdraw", "--timeout=0s"}} {
+		err := exec.Command(binary, args...).Run()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage {
+			t.Errorf("%q: %v, want exit %d", args, err, exitUsage)
+		}
+	}
+	// Settings missing from the Pod (no downward API env): it says why, writes the
+	// termination log, and waits for SIGTERM instead of exiting into a restart loop.
+	dir := t.TempDir()
+	termLog := filepath.Join(dir, "termination-log")
+	p := startProc(t, []string{"POD_NAME=", "POD_NAMESPACE=", "POD_UID="}, "run", "--service=s", "--app-id=a", "--socket=", "--install=", "--termination-log="+termLog)
+	time.Sleep(500 * time.Millisecond)
+	select {
+	case <-p.done:
+		t.Fatalf("exited on a configuration error: %s", p.out.String())
+	default:
+	}
+	if b, _ := os.ReadFile(termLog); !strings.Contains(string(b), "$POD_UID is required") {
+		t.Errorf("termination log %q", b)
+	}
+	if code := p.sigterm(t, 5*time.Second); code != exitFailed {
+		t.Errorf("exit code %d", code)
+	}
+}
+
+func TestEnvAndSelector(t *testing.T) {
+	sel, err := parseSelector("a=b, c = d")
+	if err != nil || len(sel) != 2 || sel["a"] != "b" || sel["c"] != "d" {
+		t.Errorf("%v %v", sel, err)
+	}
+	if _, err := parseSelector("a"); err == nil {
+		t.Error("no error for a selector without =")
+	}
+	if sel, err := parseSelector(""); sel != nil || err != nil {
+		t.Error(sel, err)
+	}
+	t.Setenv("SPARKUI_POLL_INTERVAL", "250ms")
+	t.Setenv("SPARKUI_SERVICE", "from-env")
+	fs := newFlagSet()
+	f := newRunFlags(fs)
+	if err := fs.Parse([]string{"--service=from-flag"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := envDefaults(fs); err != nil {
+		t.Fatal(err)
+	}
+	if f.cfg.Poll != 250*time.Millisecond || f.cfg.Service != "from-flag" {
+		t.Errorf("poll %s service %q", f.cfg.Poll, f.cfg.Service)
+	}
+	t.Setenv("SPARKUI_MAX_RETRIES", "many")
+	fs = newFlagSet()
+	newRunFlags(fs)
+	_ = fs.Parse(nil)
+	if err := envDefaults(fs); err == nil || !strings.Contains(err.Error(), "SPARKUI_MAX_RETRIES") {
+		t.Errorf("bad env value: %v", err)
+	}
+}
