@@ -98,7 +98,6 @@ func newRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.DurationVar(&c.ServiceWait, "service-wait", 2*time.Minute, "how long a missing UI Service (404) is retried before it is reported as fatal (retries go on, slower)")
 	fs.DurationVar(&c.WaitLog, "wait-log-interval", 30*time.Second, "how often \"still waiting\" and repeated failures are logged")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long to wait for the withdrawal's acknowledgement")
-	fs.StringVar(&c.Role, "role", "", "Role that should grant get and patch on the Service, named in 403 messages (default <service without -ui-svc>-ui-svc-binder)")
 	fs.StringVar(&f.selector, "selector", "", "selector that picks the driver Pod when bound, k=v[,k=v] (default spark-app-selector=<app-id>,spark-role=driver)")
 	fs.StringVar(&c.Socket, "socket", sidecar.SocketPath, "unix socket for withdrawal requests (\"\" = none)")
 	fs.StringVar(&f.install, "install", sidecar.BinaryPath, "copy this binary there for the preStop hook (\"\" = don't)")

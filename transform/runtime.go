@@ -1,16 +1,24 @@
 package transform
 
 import (
+	"strings"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
 // RuntimeConfig is what the runtime must be told about a.
 func RuntimeConfig(a *app.App) sidecar.Config {
+	role := a.BinderName
+	if role == strings.TrimSuffix(a.UIServiceName, names.UISvcSuffix)+names.BinderSuffix {
+		role = "" // the runtime's default
+	}
 	return sidecar.Config{
+		Role:        role,
 		Service:     a.UIServiceName,
 		AppID:       a.AppID,
 		UIPort:      a.Settings.UIPort,
@@ -114,6 +122,12 @@ func InjectRuntime(a *app.App, o Options) {
 		return
 	}
 	spec := yamlx.Get(a.Pod.YNode(), "spec")
+	// The runtime's selector is spark-app-selector=<app id>,spark-role=driver; a Pod Spark did
+	// not make (client mode) may lack the first label, and the Service would select nothing.
+	labels := yamlx.Ensure(yamlx.Ensure(a.Pod.YNode(), "metadata"), "labels")
+	if yamlx.Get(labels, names.LabelAppSelector) == nil {
+		yamlx.Set(labels, names.LabelAppSelector, yamlx.NewStr(a.AppID))
+	}
 	upsertNamed(spec, "initContainers", RuntimeContainer(a, o.RuntimeImage))
 	upsertNamed(spec, "volumes", runtimeVolume())
 	upsertNamed(c, "volumeMounts", driverMount())

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
 	"github.com/sparkui/sparkui/transform"
@@ -46,6 +48,11 @@ func checkSUI009(ctx *Context) []Finding {
 			out = append(out, Finding{Object: a.Pod, Field: base + ".args", Msg: "the runtime's args are unreadable: " + err.Error()})
 		} else if diff := configDiff(got, want); diff != "" {
 			out = append(out, Finding{Object: a.Pod, Field: base + ".args", Msg: "the runtime's settings disagree with the application: " + diff})
+		}
+		// The runtime selects the driver by spark-app-selector=<app id>,spark-role=driver.
+		if app.Labels(a.Pod)[names.LabelAppSelector] != a.AppID {
+			out = append(out, Finding{Object: a.Pod, Field: "metadata.labels",
+				Msg: "the runtime binds the UI Service with selector " + names.LabelAppSelector + "=" + a.AppID + "," + names.LabelSparkRole + "=" + names.RoleDriver + ", but the driver Pod has no such label: the Service would select nothing"})
 		}
 		env := map[string]string{}
 		for _, e := range yamlx.Items(yamlx.Get(c, "env")) {

@@ -47,6 +47,9 @@ type Config struct {
 	TLS         bool
 	SSLPort     int // first HTTPS port when TLS is on; 0 = random
 	HostNetwork bool
+	// Role is the Role that grants the runtime its access, named in RBAC failure messages;
+	// empty when it is the default <service without -ui-svc>-ui-svc-binder.
+	Role string
 }
 
 // Flags registers c's fields on fs under their argument names.
@@ -58,6 +61,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.TLS, "tls", c.TLS, "the UI serves HTTPS (spark.ssl.ui.enabled)")
 	fs.IntVar(&c.SSLPort, "ssl-ui-port", c.SSLPort, "first HTTPS port when -tls (0 = random)")
 	fs.BoolVar(&c.HostNetwork, "host-network", c.HostNetwork, "the Pod uses the node's network namespace")
+	fs.StringVar(&c.Role, "role", c.Role, "Role that should grant get and patch on the Service, named in 403 messages (default <service without -ui-svc>-ui-svc-binder)")
 }
 
 // Args is the container's args for `run` with c.
@@ -73,7 +77,11 @@ func (c Config) Args() []string {
 	if c.TLS {
 		args = append(args, "--ssl-ui-port="+strconv.Itoa(c.SSLPort))
 	}
-	return append(args, "--host-network="+strconv.FormatBool(c.HostNetwork))
+	args = append(args, "--host-network="+strconv.FormatBool(c.HostNetwork))
+	if c.Role != "" {
+		args = append(args, "--role="+c.Role)
+	}
+	return args
 }
 
 // ParseArgs reads container args written by Args (or by hand).

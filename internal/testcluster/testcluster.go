@@ -141,6 +141,7 @@ func (o Options) key() string {
 
 // Cluster is a running control plane.
 type Cluster struct {
+	addUserMu sync.Mutex
 	// Config is an admin (system:masters) configuration.
 	Config *rest.Config
 	// Client is an admin clientset.
@@ -469,7 +470,10 @@ func kubeconfigFor(cfg *rest.Config) ([]byte, error) {
 // "system:serviceaccount:<ns>:<name>" and its groups, or use ServiceAccountConfig.
 func (c *Cluster) UserConfig(t testing.TB, user string, groups ...string) *rest.Config {
 	t.Helper()
+	// envtest's certificate authority is not safe for concurrent use (seen with -race).
+	c.addUserMu.Lock()
 	u, err := c.Env.AddUser(envtest.User{Name: user, Groups: groups}, &rest.Config{QPS: 1000, Burst: 2000})
+	c.addUserMu.Unlock()
 	if err != nil {
 		t.Fatalf("testcluster: adding user %q: %v", user, err)
 	}

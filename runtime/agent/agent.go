@@ -33,7 +33,6 @@ type Config struct {
 	sidecar.Config
 	PodName, PodNamespace, PodUID string
 
-	Role     string            // named in 403 messages; default <service>-binder
 	Selector map[string]string // default spark-app-selector=<app-id>, spark-role=driver
 
 	Poll           time.Duration // watch interval; default 100ms

@@ -164,14 +164,8 @@ func newApp(t testing.TB, c *testcluster.Cluster, o appOpts) *app {
 	return a
 }
 
-// addUser serialises testcluster.ServiceAccountConfig: envtest's client-certificate CA
-// (TinyCA.makeCert) is not safe for concurrent use, and these tests run in parallel.
-var addUser sync.Mutex
-
 func saConfig(t testing.TB, c *testcluster.Cluster, ns string) *rest.Config {
-	addUser.Lock()
-	defer addUser.Unlock()
-	return c.ServiceAccountConfig(t, ns, sa)
+	return c.ServiceAccountConfig(t, ns, sa) // serialised by the harness
 }
 
 // me is how the app's runtime names itself in its probes' User-Agent.
