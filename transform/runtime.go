@@ -11,14 +11,20 @@ import (
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
-// RuntimeConfig is what the runtime must be told about a.
-func RuntimeConfig(a *app.App) sidecar.Config {
+// RuntimeConfig is what the runtime must be told about a; externalURI is the
+// functionConfig's service.externalURI.
+func RuntimeConfig(a *app.App, externalURI string) sidecar.Config {
+	uri := ""
+	if sidecar.ResolvesURI(externalURI) {
+		uri = externalURI
+	}
 	role := a.BinderName
 	if role == strings.TrimSuffix(a.UIServiceName, names.UISvcSuffix)+names.BinderSuffix {
 		role = "" // the runtime's default
 	}
 	return sidecar.Config{
 		Role:        role,
+		ExternalURI: uri,
 		Service:     a.UIServiceName,
 		AppID:       a.AppID,
 		UIPort:      a.Settings.UIPort,
@@ -35,22 +41,27 @@ func fieldEnv(name, path string) *yaml.Node {
 
 // RuntimeContainer is the native sidecar: an init container with restartPolicy Always starts
 // before the driver and is stopped after it, so it can withdraw the Service last.
-func RuntimeContainer(a *app.App, image string) *yaml.Node {
+func RuntimeContainer(a *app.App, o Options) *yaml.Node {
+	cfg := RuntimeConfig(a, o.ExternalURI)
 	var args []any
-	for _, s := range RuntimeConfig(a).Args() {
+	for _, s := range cfg.Args() {
 		args = append(args, s)
+	}
+	env := yamlx.NewSeq(
+		fieldEnv(sidecar.EnvPodName, "metadata.name"),
+		fieldEnv(sidecar.EnvPodNamespace, "metadata.namespace"),
+		fieldEnv(sidecar.EnvPodUID, "metadata.uid"),
+	)
+	if cfg.ExternalURI == "nodePort" {
+		env.Content = append(env.Content, fieldEnv(sidecar.EnvHostIP, "status.hostIP"))
 	}
 	return yamlx.NewMap(
 		"name", sidecar.ContainerName,
-		"image", image,
+		"image", o.RuntimeImage,
 		"imagePullPolicy", "IfNotPresent",
 		"restartPolicy", "Always",
 		"args", yamlx.NewSeq(args...),
-		"env", yamlx.NewSeq(
-			fieldEnv(sidecar.EnvPodName, "metadata.name"),
-			fieldEnv(sidecar.EnvPodNamespace, "metadata.namespace"),
-			fieldEnv(sidecar.EnvPodUID, "metadata.uid"),
-		),
+		"env", env,
 		"resources", yamlx.NewMap(
 			"requests", yamlx.NewMap("cpu", "10m", "memory", "32Mi"),
 			"limits", yamlx.NewMap("cpu", "100m", "memory", "64Mi"),
@@ -128,7 +139,7 @@ func InjectRuntime(a *app.App, o Options) {
 	if yamlx.Get(labels, names.LabelAppSelector) == nil {
 		yamlx.Set(labels, names.LabelAppSelector, yamlx.NewStr(a.AppID))
 	}
-	upsertNamed(spec, "initContainers", RuntimeContainer(a, o.RuntimeImage))
+	upsertNamed(spec, "initContainers", RuntimeContainer(a, o))
 	upsertNamed(spec, "volumes", runtimeVolume())
 	upsertNamed(c, "volumeMounts", driverMount())
 	lc := yamlx.Ensure(c, "lifecycle")

@@ -12,6 +12,7 @@ import (
 )
 
 var podEnv = map[string]string{
+	sidecar.EnvHostIP:       "status.hostIP",
 	sidecar.EnvPodName:      "metadata.name",
 	sidecar.EnvPodNamespace: "metadata.namespace",
 	sidecar.EnvPodUID:       "metadata.uid",
@@ -36,14 +37,16 @@ func checkSUI009(ctx *Context) []Finding {
 		for _, s := range yamlx.Items(yamlx.Get(c, "args")) {
 			args = append(args, yamlx.Str(s))
 		}
-		want := transform.RuntimeConfig(a)
+		got, err := sidecar.ParseArgs(args)
+		// How the external URI is published is the functionConfig's choice, unknown here:
+		// take the runtime's, and check below that the Pod and Service support it.
+		want := transform.RuntimeConfig(a, got.ExternalURI)
 		if a.UIService != nil {
 			// The runtime must bind the UI Service the input holds. When that Service's name is
 			// invalid or taken, a.UIServiceName is the name transform would move it to, which
 			// exists nowhere in the input: that is SUI006's finding, not a runtime mismatch.
 			_, want.Service = metaName(a.UIService)
 		}
-		got, err := sidecar.ParseArgs(args)
 		if err != nil {
 			out = append(out, Finding{Object: a.Pod, Field: base + ".args", Msg: "the runtime's args are unreadable: " + err.Error()})
 		} else if diff := configDiff(got, want); diff != "" {
@@ -58,7 +61,17 @@ func checkSUI009(ctx *Context) []Finding {
 		for _, e := range yamlx.Items(yamlx.Get(c, "env")) {
 			env[yamlx.GetStr(e, "name")] = yamlx.GetStr(e, "valueFrom", "fieldRef", "fieldPath")
 		}
-		for _, name := range []string{sidecar.EnvPodName, sidecar.EnvPodNamespace, sidecar.EnvPodUID} {
+		needEnv := []string{sidecar.EnvPodName, sidecar.EnvPodNamespace, sidecar.EnvPodUID}
+		if got.ExternalURI == "nodePort" {
+			needEnv = append(needEnv, sidecar.EnvHostIP)
+		}
+		if wantType := map[string]string{"nodePort": "NodePort", "loadBalancer": "LoadBalancer"}[got.ExternalURI]; wantType != "" && a.UIService != nil {
+			if t := yamlx.GetStr(a.UIService.YNode(), "spec", "type"); t != wantType && !(wantType == "NodePort" && t == "LoadBalancer") {
+				out = append(out, Finding{Object: a.Pod, Field: base + ".args",
+					Msg: "the runtime is to publish the external URI by " + got.ExternalURI + ", but the UI Service is of type " + t})
+			}
+		}
+		for _, name := range needEnv {
 			if env[name] != podEnv[name] {
 				out = append(out, Finding{Object: a.Pod, Field: base + ".env",
 					Msg: fmt.Sprintf("the runtime needs env %s from the downward API (fieldRef %s)", name, podEnv[name])})
@@ -84,5 +97,8 @@ func configDiff(got, want sidecar.Config) string {
 		add("--ssl-ui-port", got.SSLPort, want.SSLPort)
 	}
 	add("--host-network", got.HostNetwork, want.HostNetwork)
+	if got.ExternalURI != "" && !sidecar.ResolvesURI(got.ExternalURI) {
+		d = append(d, "--external-uri is "+got.ExternalURI+", which the runtime does not resolve (nodePort or loadBalancer)")
+	}
 	return strings.Join(d, "; ")
 }

@@ -36,6 +36,8 @@ const (
 	EnvPodName      = "POD_NAME"
 	EnvPodNamespace = "POD_NAMESPACE"
 	EnvPodUID       = "POD_UID"
+	// EnvHostIP is the node's address (downward API status.hostIP), for nodePort URIs.
+	EnvHostIP = "HOST_IP"
 )
 
 // Config is what the runtime needs to know about its application.
@@ -50,6 +52,9 @@ type Config struct {
 	// Role is the Role that grants the runtime its access, named in RBAC failure messages;
 	// empty when it is the default <service without -ui-svc>-ui-svc-binder.
 	Role string
+	// ExternalURI is how the runtime publishes the UI's external URI after binding: "" (or
+	// none/annotation: someone else resolves it), nodePort or loadBalancer.
+	ExternalURI string
 }
 
 // Flags registers c's fields on fs under their argument names.
@@ -61,6 +66,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.TLS, "tls", c.TLS, "the UI serves HTTPS (spark.ssl.ui.enabled)")
 	fs.IntVar(&c.SSLPort, "ssl-ui-port", c.SSLPort, "first HTTPS port when -tls (0 = random)")
 	fs.BoolVar(&c.HostNetwork, "host-network", c.HostNetwork, "the Pod uses the node's network namespace")
+	fs.StringVar(&c.ExternalURI, "external-uri", c.ExternalURI, "resolve and publish the UI's external URI: nodePort or loadBalancer (empty: not the runtime's job)")
 	fs.StringVar(&c.Role, "role", c.Role, "Role that should grant get and patch on the Service, named in 403 messages (default <service without -ui-svc>-ui-svc-binder)")
 }
 
@@ -78,11 +84,18 @@ func (c Config) Args() []string {
 		args = append(args, "--ssl-ui-port="+strconv.Itoa(c.SSLPort))
 	}
 	args = append(args, "--host-network="+strconv.FormatBool(c.HostNetwork))
+	if c.ExternalURI != "" {
+		args = append(args, "--external-uri="+c.ExternalURI)
+	}
 	if c.Role != "" {
 		args = append(args, "--role="+c.Role)
 	}
 	return args
 }
+
+// ResolvesURI reports whether the runtime itself resolves the external URI for mode (the
+// functionConfig's service.externalURI).
+func ResolvesURI(mode string) bool { return mode == "nodePort" || mode == "loadBalancer" }
 
 // ParseArgs reads container args written by Args (or by hand).
 func ParseArgs(args []string) (Config, error) {
