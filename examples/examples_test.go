@@ -301,6 +301,35 @@ func TestExamples(t *testing.T) {
 		})
 	}
 
+	// sparkui-fn validate in pre-merge CI: raw spark-submit output fails with exit 1 and the
+	// expected text and SARIF; the kustomize example's output passes with exit 0.
+	t.Run("pre-merge-ci", func(t *testing.T) {
+		const dir = "examples/pre-merge-ci"
+		for _, c := range []struct{ format, file string }{{"text", "expected-spark-submit.txt"}, {"sarif", "expected-spark-submit.sarif"}} {
+			cmd := exec.Command("bin/sparkui-fn", "validate", "examples/spark-submit/manifests.yaml", "--output", c.format)
+			cmd.Dir = root
+			out, err := cmd.Output()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("validate --output %s: want exit 1, got %v", c.format, err)
+			}
+			path := filepath.Join(root, dir, c.file)
+			if *update {
+				write(t, path, string(out))
+				continue
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(string(want), string(out)); d != "" {
+				t.Errorf("%s differs (-want +got):\n%s", c.file, d)
+			}
+		}
+		built := run(t, "", nil, kustomizeBin(t), "build", "--enable-alpha-plugins", "--enable-exec", "examples/kustomize")
+		run(t, "", built, "bin/sparkui-fn", "validate", "-")
+	})
+
 	// kpt fn eval --exec, functionConfig from key=value arguments (a ConfigMap).
 	t.Run("kpt-imperative", func(t *testing.T) {
 		kpt := kptBin(t)
