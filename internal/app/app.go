@@ -271,6 +271,11 @@ func Build(items []*yaml.RNode, sparkConf map[string]string) *Model {
 		}
 
 		a.UIService = ours[nsName{a.Namespace, a.AppID}]
+		// Transform labels a Pod lacking spark-app-selector with the app id (the runtime's
+		// selector needs it); match Services as if it had, so a rerun sees the same ones.
+		if _, ok := podLabels[names.LabelAppSelector]; !ok {
+			podLabels[names.LabelAppSelector] = a.AppID
+		}
 		for _, cands := range [][]svcInfo{bySelectorApp[nsName{a.Namespace, podLabels[names.LabelAppSelector]}], otherSelecting[a.Namespace]} {
 			for _, c := range cands {
 				if subset(c.selector, podLabels) {
