@@ -3,6 +3,7 @@
 //
 //	sparkui-runtime run --service=… --app-id=… [--ui-port=…] …   (the sidecar)
 //	sparkui-runtime withdraw [--socket=…] [--timeout=10s]          (the driver's preStop hook)
+//	sparkui-runtime wait-uri --namespace=N --service=S [--timeout=5m]  (clients: print the external URI)
 //	sparkui-runtime --version
 //
 // Every flag of run can also be given as an environment variable SPARKUI_<FLAG> (upper case,
@@ -22,13 +23,17 @@ import (
 	"syscall"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/runtime/agent"
+	"github.com/sparkui/sparkui/runtime/binder"
 	"github.com/sparkui/sparkui/runtime/control"
+	"github.com/sparkui/sparkui/runtime/externaluri"
 )
 
 // Exit codes.
@@ -37,7 +42,12 @@ const (
 	exitFailed      = 1 // withdraw: not acknowledged in time; run: shutdown withdrawal failed
 	exitUsage       = 2
 	exitUnreachable = 3 // withdraw: no runtime listens on the socket
+	exitWithdrawn   = 4 // wait-uri: the UI Service is withdrawn
+	exitDeleted     = 5 // wait-uri: the UI Service was deleted
 )
+
+// WaitURICommand is the client command that prints the published external URI.
+const WaitURICommand = "wait-uri"
 
 func main() {
 	os.Exit(Main(os.Args[1:], os.Stderr))
@@ -57,6 +67,8 @@ func Main(args []string, stderr io.Writer) int {
 		return run(args[1:], stderr)
 	case sidecar.WithdrawCommand:
 		return withdraw(args[1:], stderr)
+	case WaitURICommand:
+		return waitURI(args[1:], os.Stdout, stderr)
 	case "-h", "--help", "help":
 		usage(stderr)
 		return exitOK
@@ -71,6 +83,8 @@ func usage(w io.Writer) {
 
   sparkui-runtime run --service=NAME --app-id=ID [flags]   run as the driver Pod's sidecar
   sparkui-runtime withdraw [--socket=PATH] [--timeout=D]   ask the sidecar to withdraw (preStop hook)
+  sparkui-runtime wait-uri --namespace=N --service=S [--timeout=D] [--kubeconfig=F]
+                                                          wait for the UI's external URI and print it
   sparkui-runtime --version
 
 Run "sparkui-runtime run -h" for the flags.
@@ -192,6 +206,7 @@ func run(args []string, stderr io.Writer) int {
 	cfg.PodName = os.Getenv(sidecar.EnvPodName)
 	cfg.PodNamespace = os.Getenv(sidecar.EnvPodNamespace)
 	cfg.PodUID = os.Getenv(sidecar.EnvPodUID)
+	cfg.Getenv = os.Getenv
 	if cfg.Selector, err = parseSelector(f.selector); err != nil {
 		fmt.Fprintf(stderr, "sparkui-runtime run: %v\n", err)
 		return exitUsage
@@ -205,7 +220,7 @@ func run(args []string, stderr io.Writer) int {
 	}
 	log.Info("sparkui-runtime starting", "version", version.Version, "service", cfg.PodNamespace+"/"+cfg.Service, "app_id", cfg.AppID,
 		"pod", cfg.PodName, "ui_port", cfg.UIPort, "max_retries", cfg.MaxRetries, "tls", cfg.TLS, "ssl_ui_port", cfg.SSLPort,
-		"host_network", cfg.HostNetwork, "poll", cfg.Poll)
+		"host_network", cfg.HostNetwork, "external_uri", cfg.ExternalURI, "poll", cfg.Poll)
 	if f.install != "" {
 		if err := agent.Install(f.install); err != nil {
 			log.Warn("cannot install the binary for the preStop hook; the withdrawal will follow the UI's end instead", "path", f.install, "err", err)
@@ -286,5 +301,92 @@ func withdraw(args []string, stderr io.Writer) int {
 		return exitUnreachable
 	}
 	fmt.Fprintf(stderr, "sparkui-runtime withdraw: after %s: %v\n", took, err)
+	return exitFailed
+}
+
+// waitURI waits until the UI Service carries the resolved external URI while bound and prints
+// it on stdout. It reads the Service with GET (capped exponential backoff with jitter: 200 ms
+// doubling to 5 s), so it needs only `get` on that Service.
+func waitURI(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sparkui-runtime wait-uri", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		ns, svc, kubeconfig string
+		timeout, reqTimeout time.Duration
+	)
+	fs.StringVar(&ns, "namespace", "", "the UI Service's namespace (default: the kubeconfig context's)")
+	fs.StringVar(&svc, "service", "", "the UI Service (required)")
+	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "give up (exit 1) after this long")
+	fs.DurationVar(&reqTimeout, "request-timeout", 10*time.Second, "timeout of one API server request")
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, else the in-cluster configuration, else ~/.kube/config)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 || svc == "" || timeout <= 0 {
+		fmt.Fprintln(stderr, "sparkui-runtime wait-uri: takes --service (required), --namespace, a positive --timeout, --request-timeout and --kubeconfig")
+		return exitUsage
+	}
+	if ns == "" {
+		rules := clientcmd.NewDefaultClientConfigLoadingRules()
+		if kubeconfig != "" {
+			rules.ExplicitPath = kubeconfig
+		}
+		n, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).Namespace()
+		if err != nil || n == "" {
+			n = "default"
+		}
+		ns = n
+	}
+	restCfg, err := restConfig(kubeconfig)
+	if err != nil {
+		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: no API server configuration: %v\n", err)
+		return exitFailed
+	}
+	restCfg.UserAgent = "sparkui-runtime-wait-uri/" + version.Version
+	restCfg.Timeout = reqTimeout
+	c, err := binder.NewClient(restCfg, binder.Target{Namespace: ns, Service: svc})
+	if err != nil {
+		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %v\n", err)
+		return exitFailed
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var denied error
+	get := func(ctx context.Context) (*externaluri.Service, bool, error) {
+		s, err := c.Get(ctx)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, false, nil
+		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+			denied = err
+			cancel()
+		}
+		return s, err == nil, err
+	}
+	uri, err := externaluri.Wait(ctx, get, wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 1 << 30, Cap: 5 * time.Second})
+	where := fmt.Sprintf("Service %s/%s", ns, svc)
+	switch {
+	case err == nil:
+		fmt.Fprintln(stdout, uri)
+		return exitOK
+	case denied != nil:
+		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v (wait-uri needs get on that Service)\n", where, denied)
+		return exitFailed
+	case errors.Is(err, externaluri.ErrWithdrawn):
+		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v\n", where, err)
+		return exitWithdrawn
+	case errors.Is(err, externaluri.ErrDeleted):
+		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v\n", where, err)
+		return exitDeleted
+	case errors.Is(err, externaluri.ErrTimeout):
+		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: no external URI after %s: %v\n", where, timeout, err)
+		return exitFailed
+	}
+	fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v\n", where, err)
 	return exitFailed
 }

@@ -363,7 +363,8 @@ func TestCommandLine(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(out), "sparkui-runtime ") {
 		t.Errorf("--version: %v %q", err, out)
 	}
-	for _, args := range [][]string{{}, {"nope"}, {"run", "--no-such-flag"}, {"run", "--log-format=xml", "--service=s"}, {"withdraw", "--timeout=0s"}} {
+	for _, args := range [][]string{{}, {"nope"}, {"run", "--no-such-flag"}, {"run", "--log-format=xml", "--service=s"}, {"withdraw", "--timeout=0s"},
+		{"wait-uri"}, {"wait-uri", "--service=s", "--timeout=0s"}, {"wait-uri", "--service=s", "extra"}} {
 		err := exec.Command(binary, args...).Run()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage {
 			t.Errorf("%q: %v, want exit %d", args, err, exitUsage)
@@ -383,6 +384,16 @@ func TestCommandLine(t *testing.T) {
 	if b, _ := os.ReadFile(termLog); !strings.Contains(string(b), "$POD_UID is required") {
 		t.Errorf("termination log %q", b)
 	}
+	if code := p.sigterm(t, 5*time.Second); code != exitFailed {
+		t.Errorf("exit code %d", code)
+	}
+	// --external-uri=nodePort without $HOST_IP: the same.
+	p = startProc(t, []string{"POD_NAME=p", "POD_NAMESPACE=n", "POD_UID=u", "HOST_IP="}, "run", "--service=s", "--app-id=a", "--external-uri=nodePort",
+		"--socket=", "--install=", "--termination-log="+termLog)
+	waitFor(t, 5*time.Second, "the termination log to name $HOST_IP", func() (bool, string) {
+		b, _ := os.ReadFile(termLog)
+		return strings.Contains(string(b), "--external-uri=nodePort needs $HOST_IP"), string(b)
+	})
 	if code := p.sigterm(t, 5*time.Second); code != exitFailed {
 		t.Errorf("exit code %d", code)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/sparkui/sparkui/runtime/binder"
 	"github.com/sparkui/sparkui/runtime/control"
 	"github.com/sparkui/sparkui/runtime/discover"
+	"github.com/sparkui/sparkui/runtime/externaluri"
 	"github.com/sparkui/sparkui/runtime/sparkapi"
 )
 
@@ -49,6 +50,12 @@ type Config struct {
 	TerminationLog string // last fatal reason; "" = none
 	ProcRoot       string // "" = /proc
 	Sockets        string // where the listening sockets are read: auto (default), netlink, proc
+
+	// Getenv is where resolvers read their environment ($HOST_IP); default os.Getenv.
+	Getenv func(string) string
+	// URIPoll is the backoff between reads of the Service while a load balancer's ingress is
+	// not there yet; default 1s×2 up to 30s, jitter 0.5.
+	URIPoll wait.Backoff
 }
 
 func (c *Config) defaults() {
@@ -72,6 +79,12 @@ func (c *Config) defaults() {
 	}
 	if c.FatalBackoff.Duration <= 0 {
 		c.FatalBackoff = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.5, Steps: 1 << 30, Cap: 30 * time.Second}
+	}
+	if c.URIPoll.Duration <= 0 {
+		c.URIPoll = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.5, Steps: 1 << 30, Cap: 30 * time.Second}
+	}
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
 	}
 	if c.Role == "" {
 		c.Role = DefaultRole(c.Service)
@@ -102,6 +115,11 @@ func (c *Config) Validate() error {
 	}
 	if c.UIPort < 0 || c.UIPort > 65535 || c.SSLPort < 0 || c.SSLPort > 65535 || c.MaxRetries < 0 {
 		errs = append(errs, "ports must be in 0-65535 and --max-retries ≥ 0")
+	}
+	if c.Getenv != nil {
+		if _, err := externaluri.New(c.ExternalURI, externaluri.Env{Getenv: c.Getenv}); err != nil {
+			errs = append(errs, err.Error())
+		}
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
@@ -136,6 +154,7 @@ type Status struct {
 	Final bool      // withdrawn for good (preStop or SIGTERM)
 	At    time.Time // when the API server acknowledged it
 	Err   string    // the last failure since, if any
+	URI   string    // the external URI the runtime published for this binding (nodePort, loadBalancer)
 }
 
 type desire struct {
@@ -153,6 +172,7 @@ type Agent struct {
 	client *binder.Client
 	finder *discover.Finder
 	prober *sparkapi.Prober
+	uri    externaluri.Resolver // nil: the runtime does not publish the URI
 
 	mu       sync.Mutex
 	want     desire
@@ -188,6 +208,10 @@ func New(cfg Config, restCfg *rest.Config, log *slog.Logger) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	resolver, err := externaluri.New(cfg.ExternalURI, externaluri.Env{Getenv: cfg.Getenv})
+	if err != nil {
+		return nil, err
+	}
 	prober := sparkapi.NewProber(sparkapi.Identity{AppID: cfg.AppID, PodName: cfg.PodName, Namespace: cfg.PodNamespace}, cfg.TLS, cfg.ProbeTimeout)
 	first, last := cfg.PortRange()
 	a := &Agent{
@@ -195,6 +219,7 @@ func New(cfg Config, restCfg *rest.Config, log *slog.Logger) (*Agent, error) {
 		log:     log,
 		client:  client,
 		prober:  prober,
+		uri:     resolver,
 		finder:  discover.NewFinder(table, prober, discover.Options{FirstPort: first, LastPort: last, Wait: cfg.Poll * 8 / 10}),
 		changed: make(chan struct{}),
 		kick:    make(chan struct{}, 1),
@@ -205,6 +230,9 @@ func New(cfg Config, restCfg *rest.Config, log *slog.Logger) (*Agent, error) {
 		a.have = desire{bound: true, port: p}
 		a.want = a.have
 		a.status = Status{Bound: true, Port: p}
+		// Its response (and so the nodePort and the annotations) is gone with that run: the
+		// binding is written again, whose response says them.
+		a.unknown = resolver != nil
 		log.Info("a previous run bound the UI Service", "port", p)
 	}
 	return a, nil
@@ -408,6 +436,7 @@ func (a *Agent) reconcile(ctx context.Context) {
 		lastMsg    string
 		lastLogged time.Time
 		notFound   time.Time // first 404 of the current streak
+		pub        publishing
 	)
 	for {
 		select { // a kick from before this read is already accounted for
@@ -417,6 +446,30 @@ func (a *Agent) reconcile(ctx context.Context) {
 		a.mu.Lock()
 		want, gen, have, haveGen, unknown := a.want, a.wantGen, a.have, a.haveGen, a.unknown
 		a.mu.Unlock()
+		if gen != 0 && haveGen == gen && have.bound && a.uri != nil && (pub.gen != gen || !pub.finished) {
+			// Bound, and the external URI of this binding not published yet.
+			if pub.gen != gen {
+				pub = publishing{gen: gen, poll: a.cfg.URIPoll, backoff: a.cfg.Backoff}
+			}
+			delay, finished := a.publishStep(ctx, &pub)
+			if finished {
+				pub.finished = true
+				continue
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			timer := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return
+			case <-timer.C:
+			case <-a.kick:
+				timer.Stop()
+			}
+			continue
+		}
 		if gen == 0 || haveGen == gen {
 			select {
 			case <-ctx.Done():
@@ -522,6 +575,107 @@ func (a *Agent) reconcile(ctx context.Context) {
 			timer.Stop()
 		}
 	}
+}
+
+// publishing is the progress of publishing one binding's external URI.
+type publishing struct {
+	gen      uint64 // the binding (want generation)
+	finished bool   // written, or given up until the next binding
+	read     bool   // read the Service (GET) before resolving again
+	poll     wait.Backoff
+	backoff  wait.Backoff
+	lastWait time.Time
+	start    time.Time
+}
+
+// publishStep resolves the external URI from the Service as last seen (reading it again first
+// when a load balancer's ingress was not there yet) and writes it. It returns when to try
+// again, or finished: written, or given up until the next binding (no route can be resolved,
+// or the Service is no longer bound to this driver).
+func (a *Agent) publishStep(ctx context.Context, p *publishing) (retry time.Duration, finished bool) {
+	if p.start.IsZero() {
+		p.start = time.Now()
+	}
+	opCtx, cancel := context.WithTimeout(ctx, a.cfg.RequestTimeout)
+	defer cancel()
+	a.mu.Lock()
+	if a.wantGen != p.gen {
+		a.mu.Unlock()
+		return 0, false // superseded: the loop writes the new state first
+	}
+	a.cancelOp = cancel
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.cancelOp = nil
+		a.mu.Unlock()
+	}()
+
+	view := a.client.View()
+	if p.read || view == nil {
+		var err error
+		if view, err = a.client.Get(opCtx); err != nil {
+			if ctx.Err() != nil || opCtx.Err() == context.Canceled {
+				return 0, false
+			}
+			a.log.Warn("cannot read the UI Service to resolve its external URI", "err", err)
+			return p.backoff.Step(), false
+		}
+		p.read = false
+	}
+	uri, done, err := a.uri.Resolve(opCtx, view, a.cfg.TLS)
+	if err != nil {
+		msg := fmt.Sprintf("external URI (--external-uri=%s) of Service %s/%s: %v; not published", a.cfg.ExternalURI, a.cfg.PodNamespace, a.cfg.Service, err)
+		a.log.Error(msg)
+		a.fatal(msg)
+		return 0, true
+	}
+	if !done {
+		p.read = true
+		if time.Since(p.lastWait) >= a.cfg.WaitLog {
+			a.log.Info("waiting for the load balancer's ingress to publish the external URI", "service", a.cfg.Service, "waited", time.Since(p.start).Round(time.Millisecond))
+			p.lastWait = time.Now()
+		}
+		return p.poll.Step(), false
+	}
+	if view.URI() == uri {
+		a.publishedURI(p.gen, uri)
+		return 0, true // already there (written by a previous run of the container)
+	}
+	start := time.Now()
+	err = a.client.Publish(opCtx, uri)
+	if err == nil {
+		a.log.Info("external URI published", "service", a.cfg.Service, "uri", uri, "annotation", names.AnnotationResolvedExternalURI,
+			"took", time.Since(start).Round(time.Millisecond), "since_bound", time.Since(p.start).Round(time.Millisecond))
+		a.publishedURI(p.gen, uri)
+		return 0, true
+	}
+	if ctx.Err() != nil || opCtx.Err() == context.Canceled {
+		return 0, false
+	}
+	var f *binder.Failure
+	if errors.As(err, &f) && f.Kind == binder.NotOurs {
+		a.log.Warn(f.Message)
+		return 0, true
+	}
+	msg := err.Error()
+	if errors.As(err, &f) && f.Fatal() {
+		a.fatal(msg)
+	}
+	delay := p.backoff.Step()
+	a.log.Warn("cannot publish the external URI", "err", msg, "retry_in", delay.Round(time.Millisecond))
+	return delay, false
+}
+
+func (a *Agent) publishedURI(gen uint64, uri string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.haveGen != gen || !a.have.bound {
+		return
+	}
+	a.status.URI = uri
+	close(a.changed)
+	a.changed = make(chan struct{})
 }
 
 func (a *Agent) applied(d desire, gen uint64) {

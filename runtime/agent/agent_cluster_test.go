@@ -304,6 +304,10 @@ func TestRestartWithdrawsStaleBinding(t *testing.T) {
 	if _, err := os.Stat(cfg.StateFile); !os.IsNotExist(err) {
 		t.Errorf("state file left after withdrawal: %v", err)
 	}
+	// The Service's state is unknown after a restart: the withdrawal first also clears the
+	// resolved external URI (add + remove), which the API server refuses here (no annotations
+	// at all), then withdraws alone. Two PATCHes, no GET.
+	a.waitAudit(t, map[string]int{"patch": 2, "patch 422": 1, "patch 200": 1, "get": 0})
 }
 
 // TestAPIServerRestart: the API server goes away while the UI does; the withdrawal is retried

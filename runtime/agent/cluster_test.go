@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -95,6 +96,8 @@ type app struct {
 	podIP   string
 	user    *rest.Config
 	tls     bool
+	svcType corev1.ServiceType
+	svcAnn  map[string]string
 }
 
 type appOpts struct {
@@ -102,6 +105,8 @@ type appOpts struct {
 	noRBAC    bool
 	tls       bool
 	svcAppID  string // spark-app-selector label of the Service; default the app's
+	svcType   corev1.ServiceType
+	svcAnn    map[string]string // annotations of the Service
 }
 
 var ipSeq struct {
@@ -120,7 +125,7 @@ func newApp(t testing.TB, c *testcluster.Cluster, o appOpts) *app {
 	t.Helper()
 	ctx := ctxFor(t, 30*time.Second)
 	ns := c.UniqueNamespace(t)
-	a := &app{c: c, ns: ns, appID: "spark-" + ns, service: "wordcount-ui-svc", podIP: nextIP(), tls: o.tls}
+	a := &app{c: c, ns: ns, appID: "spark-" + ns, service: "wordcount-ui-svc", podIP: nextIP(), tls: o.tls, svcType: o.svcType, svcAnn: o.svcAnn}
 
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-node"}}
 	if _, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
@@ -187,9 +192,9 @@ func (a *app) createService(t testing.TB, appID string) {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: a.service, Namespace: a.ns, Labels: map[string]string{
 			names.LabelManagedBy: names.ManagedByValue, names.LabelAppSelector: appID,
-		}},
+		}, Annotations: a.svcAnn},
 		Spec: corev1.ServiceSpec{
-			Type:  corev1.ServiceTypeClusterIP,
+			Type:  cmp.Or(a.svcType, corev1.ServiceTypeClusterIP),
 			Ports: []corev1.ServicePort{{Name: a.portName(), Protocol: corev1.ProtocolTCP, Port: 4040, TargetPort: intstr.FromInt32(4040)}},
 		},
 	}

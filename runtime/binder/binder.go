@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/runtime/externaluri"
 )
 
 // FieldManager is the name the runtime's writes are recorded under in managedFields.
@@ -87,9 +89,49 @@ func (t Target) BindPatch(port int) []byte {
 	return mustJSON(ops)
 }
 
-// WithdrawPatch sets the selector that matches nothing, with the same guards.
-func (t Target) WithdrawPatch() []byte {
-	return mustJSON(append(t.guards(), op{Op: "add", Path: "/spec/selector", Value: t.WithdrawnSelector()}))
+// URIOps is what a withdrawal does to the resolved-external-uri annotation. JSON Patch
+// `remove` fails on a missing member, and the whole patch with it: which form is sent depends
+// on what the client last saw of the Service.
+type URIOps int
+
+const (
+	// KeepURI: no annotation operation (the Service is known to have no annotation and no
+	// controller expected to write one).
+	KeepURI URIOps = iota
+	// RemoveURI: the annotation is known to be there: remove it.
+	RemoveURI
+	// ClearURI: it may or may not be there (an outside controller may have written it since
+	// the last response, or the state is unknown): `add` it (which creates or replaces) and
+	// then `remove` it, which succeeds either way as long as metadata.annotations exists.
+	ClearURI
+)
+
+var uriPath = "/metadata/annotations/" + escape(names.AnnotationResolvedExternalURI)
+
+// WithdrawPatch sets the selector that matches nothing, with the same guards, and removes the
+// resolved external URI as uri says.
+func (t Target) WithdrawPatch(uri URIOps) []byte {
+	ops := append(t.guards(), op{Op: "add", Path: "/spec/selector", Value: t.WithdrawnSelector()})
+	switch uri {
+	case RemoveURI:
+		ops = append(ops, op{Op: "remove", Path: uriPath})
+	case ClearURI:
+		ops = append(ops, op{Op: "add", Path: uriPath, Value: ""}, op{Op: "remove", Path: uriPath})
+	}
+	return mustJSON(ops)
+}
+
+// PublishPatch writes the resolved external URI, guarded like the others and by the bound
+// selector (a Service withdrawn meanwhile, or bound by someone else, is left alone).
+// haveAnnotations says whether metadata.annotations exists: `add` into a missing map fails.
+func (t Target) PublishPatch(uri string, haveAnnotations bool) []byte {
+	ops := append(t.guards(), op{Op: "test", Path: "/spec/selector", Value: t.Selector})
+	if haveAnnotations {
+		ops = append(ops, op{Op: "add", Path: uriPath, Value: uri})
+	} else {
+		ops = append(ops, op{Op: "add", Path: "/metadata/annotations", Value: map[string]string{names.AnnotationResolvedExternalURI: uri}})
+	}
+	return mustJSON(ops)
 }
 
 func mustJSON(v any) []byte {
@@ -104,6 +146,9 @@ func mustJSON(v any) []byte {
 type Client struct {
 	rc rest.Interface
 	t  Target
+
+	mu   sync.Mutex
+	view *externaluri.Service // the Service as the last response had it; nil = unknown
 }
 
 // NewClient makes a client for core/v1 Services from cfg. It registers no API types: the
@@ -131,11 +176,67 @@ func NewClient(cfg *rest.Config, t Target) (*Client, error) {
 // Target is what the client writes.
 func (c *Client) Target() Target { return c.t }
 
+// patch sends body and remembers the Service the API server answered with. A failure other
+// than a refused patch (which changed nothing) leaves the Service's state unknown.
 func (c *Client) patch(ctx context.Context, body []byte) error {
-	return c.rc.Patch(types.JSONPatchType).
+	res := c.rc.Patch(types.JSONPatchType).
 		Namespace(c.t.Namespace).Resource("services").Name(c.t.Service).
 		Param("fieldManager", FieldManager).
-		Body(body).Do(ctx).Error()
+		Body(body).Do(ctx)
+	raw, err := res.Raw()
+	if err != nil {
+		err = res.Error() // the API server's Status, when the body is one
+	}
+	c.remember(raw, err)
+	return err
+}
+
+func (c *Client) remember(raw []byte, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		if !isGuardFailure(err) {
+			c.view = nil
+		}
+		return
+	}
+	if v, perr := externaluri.Parse(raw); perr == nil {
+		c.view = v
+	} else {
+		c.view = nil
+	}
+}
+
+// View is the Service as the last response had it, nil when unknown (nothing written yet in
+// this process, or the last request failed and may or may not have been applied).
+func (c *Client) View() *externaluri.Service {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.view
+}
+
+// Forget makes the Service's state unknown.
+func (c *Client) Forget() {
+	c.mu.Lock()
+	c.view = nil
+	c.mu.Unlock()
+}
+
+// Get reads the Service (used only to poll a load balancer's ingress, and by wait-uri).
+func (c *Client) Get(ctx context.Context) (*externaluri.Service, error) {
+	res := c.rc.Get().Namespace(c.t.Namespace).Resource("services").Name(c.t.Service).Do(ctx)
+	raw, err := res.Raw()
+	if err != nil {
+		return nil, res.Error()
+	}
+	v, err := externaluri.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.view = v
+	c.mu.Unlock()
+	return v, nil
 }
 
 // Bind sends BindPatch.
@@ -143,15 +244,68 @@ func (c *Client) Bind(ctx context.Context, port int) error {
 	return c.classify(ctx, "bind", c.patch(ctx, c.t.BindPatch(port)))
 }
 
-// Withdraw sends WithdrawPatch. A Service that is gone, or no longer this application's,
-// counts as withdrawn: there is nothing of ours left to route.
+// WithdrawURIOps decides, from the last response, what the withdrawal does to the resolved
+// external URI: remove it when it was there, clear it (add + remove) when an outside
+// controller may have written it since (provide-external-uri: "true") or the state is
+// unknown, nothing when the Service had no annotation and none is expected.
+func WithdrawURIOps(view *externaluri.Service) URIOps {
+	switch {
+	case view == nil:
+		return ClearURI
+	case view.URI() != "":
+		return RemoveURI
+	case view.Metadata.Annotations[names.AnnotationProvideExternalURI] == "true":
+		return ClearURI
+	}
+	return KeepURI
+}
+
+// Withdraw sends WithdrawPatch, removing the resolved external URI in the same patch. A
+// Service that is gone, or no longer this application's, counts as withdrawn: there is
+// nothing of ours left to route.
+//
+// One request in the normal case. When the patch with an annotation operation is refused (the
+// annotation, or metadata.annotations, is not there after all: removed by its controller, or
+// the state was unknown after a restart), the plain withdrawal follows at once: two requests,
+// no read.
 func (c *Client) Withdraw(ctx context.Context) error {
-	err := c.classify(ctx, "withdraw", c.patch(ctx, c.t.WithdrawPatch()))
+	ops := WithdrawURIOps(c.View())
+	err := c.patch(ctx, c.t.WithdrawPatch(ops))
+	if ops != KeepURI && isGuardFailure(err) {
+		err = c.patch(ctx, c.t.WithdrawPatch(KeepURI))
+	}
+	err = c.classify(ctx, "withdraw", err)
 	var f *Failure
 	if errors.As(err, &f) && (f.Kind == NotFound || f.Kind == NotOurs) {
 		return nil
 	}
 	return err
+}
+
+// Publish writes the resolved external URI (PublishPatch). When the patch is refused with the
+// form the last response called for, the other form is tried (metadata.annotations appeared or
+// went meanwhile); refused again, the Service is no longer bound to this driver (or no longer
+// this application's): a NotOurs failure, without the read that names the owner.
+func (c *Client) Publish(ctx context.Context, uri string) error {
+	v := c.View()
+	have := v != nil && len(v.Metadata.Annotations) > 0
+	err := c.patch(ctx, c.t.PublishPatch(uri, have))
+	if isGuardFailure(err) {
+		err = c.patch(ctx, c.t.PublishPatch(uri, !have))
+	}
+	if isGuardFailure(err) {
+		return &Failure{Kind: NotOurs, Err: err, Message: fmt.Sprintf(
+			"publish the external URI on Service %s/%s: refused, the Service is no longer bound to this driver "+
+				"(its selector changed) or is not this application's; the URI is not written", c.t.Namespace, c.t.Service)}
+	}
+	return c.classify(ctx, "publish the external URI on", err)
+}
+
+// isGuardFailure reports a JSON Patch the API server could not apply (a failed `test`, or a
+// `remove`/`add` on a missing path): nothing was changed.
+func isGuardFailure(err error) bool {
+	var status apierrors.APIStatus
+	return err != nil && errors.As(err, &status) && status.Status().Code == http.StatusUnprocessableEntity && isTestFailure(status.Status())
 }
 
 // Kind is a class of failure.
@@ -230,10 +384,11 @@ func (c *Client) classify(ctx context.Context, action string, err error) error {
 	return &Failure{Kind: Invalid, Err: err, Message: fmt.Sprintf("%s %s: %d: %s", action, svc, code, status.Status().Message)}
 }
 
-// isTestFailure tells a refused `test` operation (the guard) from a validation error: the
-// API server (1.37) answers a JSON Patch that cannot be applied with a bare 422 ("the server
-// rejected our request due to an error in our request", no details), and a patched object
-// that fails validation with a 422 naming the fields at fault.
+// isTestFailure tells a JSON Patch that could not be applied (a refused `test`, the guard; or
+// an `add`/`remove` on a missing path) from a validation error: the API server (1.37) answers
+// the former with a bare 422 ("the server rejected our request due to an error in our
+// request", no details), and a patched object that fails validation with a 422 naming the
+// fields at fault.
 func isTestFailure(s metav1.Status) bool {
 	return s.Details == nil || len(s.Details.Causes) == 0
 }

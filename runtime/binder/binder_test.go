@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+
+	"github.com/sparkui/sparkui/runtime/externaluri"
 )
 
 var target = Target{
@@ -35,12 +37,60 @@ func TestBindPatch(t *testing.T) {
 }
 
 func TestWithdrawPatch(t *testing.T) {
-	got := string(target.WithdrawPatch())
+	got := string(target.WithdrawPatch(KeepURI))
 	want := `[{"op":"test","path":"/metadata/labels/spark-app-selector","value":"spark-0123"},` +
 		`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},` +
 		`{"op":"add","path":"/spec/selector","value":{"sparkui.dev/withdrawn":"7c1f0e2a-0000-4000-8000-000000000001"}}]`
 	if got != want {
 		t.Errorf("withdraw patch\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestWithdrawPatchURI(t *testing.T) {
+	base := `[{"op":"test","path":"/metadata/labels/spark-app-selector","value":"spark-0123"},` +
+		`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},` +
+		`{"op":"add","path":"/spec/selector","value":{"sparkui.dev/withdrawn":"7c1f0e2a-0000-4000-8000-000000000001"}},`
+	if got, want := string(target.WithdrawPatch(RemoveURI)), base+
+		`{"op":"remove","path":"/metadata/annotations/sparkui.dev~1resolved-external-uri","value":null}]`; got != want {
+		t.Errorf("remove\n got %s\nwant %s", got, want)
+	}
+	if got, want := string(target.WithdrawPatch(ClearURI)), base+
+		`{"op":"add","path":"/metadata/annotations/sparkui.dev~1resolved-external-uri","value":""},`+
+		`{"op":"remove","path":"/metadata/annotations/sparkui.dev~1resolved-external-uri","value":null}]`; got != want {
+		t.Errorf("clear\n got %s\nwant %s", got, want)
+	}
+	view := func(ann map[string]string) *externaluri.Service {
+		v := &externaluri.Service{}
+		v.Metadata.Annotations = ann
+		return v
+	}
+	for _, c := range []struct {
+		view *externaluri.Service
+		want URIOps
+	}{
+		{nil, ClearURI},
+		{view(nil), KeepURI},
+		{view(map[string]string{"x": "y"}), KeepURI},
+		{view(map[string]string{"sparkui.dev/resolved-external-uri": "http://h:1"}), RemoveURI},
+		{view(map[string]string{"sparkui.dev/provide-external-uri": "true"}), ClearURI},
+	} {
+		if got := WithdrawURIOps(c.view); got != c.want {
+			t.Errorf("WithdrawURIOps(%+v) = %d, want %d", c.view, got, c.want)
+		}
+	}
+}
+
+func TestPublishPatch(t *testing.T) {
+	base := `[{"op":"test","path":"/metadata/labels/spark-app-selector","value":"spark-0123"},` +
+		`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},` +
+		`{"op":"test","path":"/spec/selector","value":{"spark-app-selector":"spark-0123","spark-role":"driver"}},`
+	if got, want := string(target.PublishPatch("http://192.0.2.1:30001", true)), base+
+		`{"op":"add","path":"/metadata/annotations/sparkui.dev~1resolved-external-uri","value":"http://192.0.2.1:30001"}]`; got != want {
+		t.Errorf("with annotations\n got %s\nwant %s", got, want)
+	}
+	if got, want := string(target.PublishPatch("http://192.0.2.1:30001", false)), base+
+		`{"op":"add","path":"/metadata/annotations","value":{"sparkui.dev/resolved-external-uri":"http://192.0.2.1:30001"}}]`; got != want {
+		t.Errorf("without annotations\n got %s\nwant %s", got, want)
 	}
 }
 

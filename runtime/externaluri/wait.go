@@ -1,0 +1,63 @@
+package externaluri
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/sparkui/sparkui/internal/names"
+)
+
+var (
+	// ErrWithdrawn: the UI Service is withdrawn (the UI went away or the driver stops).
+	ErrWithdrawn = errors.New("the UI Service is withdrawn (selector has " + names.WithdrawnSelectorKey + "): the UI is gone")
+	// ErrDeleted: the UI Service was there and is gone (Spark deletes it at stop).
+	ErrDeleted = errors.New("the UI Service was deleted")
+	// ErrTimeout: no URI within the time allowed.
+	ErrTimeout = errors.New("timed out")
+)
+
+// Getter reads the Service; found is false on 404.
+type Getter func(ctx context.Context) (svc *Service, found bool, err error)
+
+// Wait reads the Service with get (capped exponential backoff with jitter) until it carries a
+// resolved URI while bound, and returns it. It fails with ErrWithdrawn when the Service is
+// withdrawn, ErrDeleted when a Service seen before is gone, and ErrTimeout (wrapped with the
+// last state seen) when ctx ends first.
+func Wait(ctx context.Context, get Getter, b wait.Backoff) (string, error) {
+	seen := false
+	last := "not read yet"
+	for {
+		svc, found, err := get(ctx)
+		switch {
+		case err != nil:
+			last = err.Error()
+		case !found && seen:
+			return "", ErrDeleted
+		case !found:
+			last = "the Service does not exist (yet?)"
+		case svc.Withdrawn():
+			return "", ErrWithdrawn
+		default:
+			seen = true
+			if uri := svc.URI(); uri != "" && svc.Bound() {
+				return uri, nil
+			}
+			if !svc.Bound() {
+				last = "the UI Service is not bound yet (the UI has not been found)"
+			} else {
+				last = "bound, no " + names.AnnotationResolvedExternalURI + " annotation yet"
+			}
+		}
+		t := time.NewTimer(b.Step())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return "", fmt.Errorf("%w: %s", ErrTimeout, last)
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+)
+
+// waitURIProc is `sparkui-runtime wait-uri` running.
+type waitURIProc struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	done           chan struct{}
+}
+
+func startWaitURI(t *testing.T, kubeconfig string, args ...string) *waitURIProc {
+	t.Helper()
+	w := &waitURIProc{done: make(chan struct{})}
+	w.cmd = exec.Command(binary, append([]string{WaitURICommand, "--kubeconfig=" + kubeconfig}, args...)...)
+	w.cmd.Stdout, w.cmd.Stderr = &w.stdout, &w.stderr
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = w.cmd.Wait(); close(w.done) }()
+	t.Cleanup(func() { _ = w.cmd.Process.Kill(); <-w.done })
+	return w
+}
+
+func (w *waitURIProc) wait(t *testing.T, within time.Duration) (code int, stdout, stderr string) {
+	t.Helper()
+	select {
+	case <-w.done:
+		return w.cmd.ProcessState.ExitCode(), w.stdout.String(), w.stderr.String()
+	case <-time.After(within):
+		t.Fatalf("wait-uri still running after %s", within)
+		return 0, "", ""
+	}
+}
+
+// TestWaitURI: the built binary in nodePort mode publishes the URI, `wait-uri` (as the
+// ServiceAccount: get on the Service is all it needs) prints it; it fails on a timeout, on a
+// withdrawn UI, and when the Service is deleted.
+func TestWaitURI(t *testing.T) {
+	c := testcluster.Shared(t, testcluster.Options{})
+	ns := c.UniqueNamespace(t)
+	appID, svc := "spark-"+ns, "wordcount-ui-svc"
+	pod := setup(t, c, ns, appID, svc)
+	ctx := ctxFor(t, 60*time.Second)
+	s, err := c.Client.CoreV1().Services(ns).Patch(ctx, svc, types.MergePatchType, []byte(`{"spec":{"type":"NodePort"}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodePort := s.Spec.Ports[0].NodePort
+	kubeconfig := c.KubeconfigFile(t, c.ServiceAccountConfig(t, ns, "spark"))
+	svcArgs := []string{"--namespace=" + ns, "--service=" + svc}
+
+	// Not bound yet: a timeout, with what it saw.
+	start := time.Now()
+	code, out, errOut := startWaitURI(t, kubeconfig, append(svcArgs, "--timeout=1s")...).wait(t, 10*time.Second)
+	if code != exitFailed || out != "" || !strings.Contains(errOut, "no external URI after 1s") || !strings.Contains(errOut, "not bound yet") {
+		t.Errorf("timeout: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("--timeout=1s took %s", took)
+	}
+
+	waiter := startWaitURI(t, kubeconfig, append(svcArgs, "--timeout=30s")...)
+	ui, err := fakespark.Start(fakespark.Options{AppID: appID, PodName: pod.Name, Namespace: ns, State: fakespark.Ready})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ui.Close()
+	dir := t.TempDir()
+	args := append(sidecar.Config{Service: svc, AppID: appID, MaxRetries: 16, ExternalURI: "nodePort"}.Args(),
+		"--socket=", "--install=", "--state-file=", "--termination-log="+dir+"/termination-log")
+	env := []string{"KUBECONFIG=" + kubeconfig, "POD_NAME=" + pod.Name, "POD_NAMESPACE=" + ns, "POD_UID=" + string(pod.UID), sidecar.EnvHostIP + "=192.0.2.10"}
+	p := startProc(t, env, args...)
+	code, out, errOut = waiter.wait(t, 30*time.Second)
+	if want := fmt.Sprintf("http://192.0.2.10:%d\n", nodePort); code != exitOK || out != want {
+		t.Fatalf("wait-uri: exit %d, stdout %q (want %q), stderr %q\nruntime:\n%s", code, out, want, errOut, p.out.String())
+	}
+
+	if code := p.sigterm(t, 15*time.Second); code != exitOK {
+		t.Fatalf("runtime exit %d\n%s", code, p.out.String())
+	}
+	code, out, errOut = startWaitURI(t, kubeconfig, svcArgs...).wait(t, 10*time.Second)
+	if code != exitWithdrawn || out != "" || !strings.Contains(errOut, "withdrawn") {
+		t.Errorf("withdrawn: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	// Unbound again (as created), then deleted while wait-uri waits.
+	if _, err := c.Client.CoreV1().Services(ns).Patch(ctx, svc, types.JSONPatchType, []byte(`[{"op":"remove","path":"/spec/selector"}]`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waiter = startWaitURI(t, kubeconfig, svcArgs...)
+	time.Sleep(500 * time.Millisecond)
+	if err := c.Client.CoreV1().Services(ns).Delete(ctx, svc, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = waiter.wait(t, 15*time.Second)
+	if code != exitDeleted || out != "" || !strings.Contains(errOut, "deleted") {
+		t.Errorf("deleted: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
