@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -110,32 +109,11 @@ func (p *proc) sigterm(t *testing.T, within time.Duration) int {
 	}
 }
 
-func ctxFor(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s (last: %s)", timeout, what, state)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // setup creates what sparkui-fn emits for an application (UI Service, Role, RoleBinding) and
 // the driver Pod, and returns the Pod.
 func setup(t *testing.T, c *testcluster.Cluster, ns, appID, svc string) *corev1.Pod {
 	t.Helper()
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := testcluster.Context(t, 30*time.Second)
 	pod, err := c.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "wordcount-driver", Namespace: ns, Labels: map[string]string{names.LabelAppSelector: appID, names.LabelSparkRole: names.RoleDriver}},
 		Spec:       corev1.PodSpec{ServiceAccountName: "spark", Containers: []corev1.Container{{Name: names.DriverContainer, Image: "apache/spark:4.0.0"}}},
@@ -168,7 +146,7 @@ func setup(t *testing.T, c *testcluster.Cluster, ns, appID, svc string) *corev1.
 
 func selector(t *testing.T, c *testcluster.Cluster, ns, svc string) (map[string]string, int) {
 	t.Helper()
-	s, err := c.Client.CoreV1().Services(ns).Get(ctxFor(t, 10*time.Second), svc, metav1.GetOptions{})
+	s, err := c.Client.CoreV1().Services(ns).Get(testcluster.Context(t, 10*time.Second), svc, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +207,7 @@ func TestBinary(t *testing.T) {
 	p := startProc(t, env, args...)
 
 	// Copied for the preStop hook: same bytes, 0755; socket 0666.
-	waitFor(t, 10*time.Second, "the installed binary and the socket", func() (bool, string) {
+	testcluster.WaitFor(t, 10*time.Second, "the installed binary and the socket", func() (bool, string) {
 		st, err1 := os.Stat(installed)
 		ss, err2 := os.Stat(sock)
 		return err1 == nil && err2 == nil && st.Mode().Perm() == 0o755 && ss.Mode().Perm() == 0o666, fmt.Sprint(err1, err2)
@@ -244,7 +222,7 @@ func TestBinary(t *testing.T) {
 		t.Fatalf("bound while the UI was starting up: %v", sel)
 	}
 	ui.Set(fakespark.Ready)
-	waitFor(t, 10*time.Second, "the bind", func() (bool, string) {
+	testcluster.WaitFor(t, 10*time.Second, "the bind", func() (bool, string) {
 		sel, port := selector(t, c, ns, svc)
 		return sel[names.LabelAppSelector] == appID && port == ui.Port, fmt.Sprint(sel, port)
 	})
@@ -291,7 +269,7 @@ func TestBinary(t *testing.T) {
 
 	// The container restarts (the UI is still up): it binds again; SIGTERM withdraws.
 	p2 := startProc(t, env, args...)
-	waitFor(t, 10*time.Second, "the bind after restart", func() (bool, string) {
+	testcluster.WaitFor(t, 10*time.Second, "the bind after restart", func() (bool, string) {
 		sel, port := selector(t, c, ns, svc)
 		return sel[names.LabelAppSelector] == appID && port == ui.Port, fmt.Sprint(sel, port)
 	})
@@ -390,7 +368,7 @@ func TestCommandLine(t *testing.T) {
 	// --external-uri=nodePort without $HOST_IP: the same.
 	p = startProc(t, []string{"POD_NAME=p", "POD_NAMESPACE=n", "POD_UID=u", "HOST_IP="}, "run", "--service=s", "--app-id=a", "--external-uri=nodePort",
 		"--socket=", "--install=", "--termination-log="+termLog)
-	waitFor(t, 5*time.Second, "the termination log to name $HOST_IP", func() (bool, string) {
+	testcluster.WaitFor(t, 5*time.Second, "the termination log to name $HOST_IP", func() (bool, string) {
 		b, _ := os.ReadFile(termLog)
 		return strings.Contains(string(b), "--external-uri=nodePort needs $HOST_IP"), string(b)
 	})

@@ -55,7 +55,7 @@ func TestWaitURI(t *testing.T) {
 	ns := c.UniqueNamespace(t)
 	appID, svc := "spark-"+ns, "wordcount-ui-svc"
 	pod := setup(t, c, ns, appID, svc)
-	ctx := ctxFor(t, 60*time.Second)
+	ctx := testcluster.Context(t, 60*time.Second)
 	s, err := c.Client.CoreV1().Services(ns).Patch(ctx, svc, types.MergePatchType, []byte(`{"spec":{"type":"NodePort"}}`), metav1.PatchOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -33,13 +33,6 @@ func cluster(t *testing.T) *Cluster {
 	return Shared(t, Options{ControllerManager: true})
 }
 
-func ctxFor(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 const validService = `
 apiVersion: v1
 kind: Service
@@ -56,7 +49,7 @@ spec:
 
 func TestDryRunAcceptsValidService(t *testing.T) {
 	c := cluster(t)
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := Context(t, 30*time.Second)
 	if err := c.DryRunCreateYAML(ctx, []byte(validService)); err != nil {
 		t.Fatalf("valid Service rejected: %v", err)
 	}
@@ -68,7 +61,7 @@ func TestDryRunAcceptsValidService(t *testing.T) {
 
 func TestDryRunCreatesMissingNamespace(t *testing.T) {
 	c := cluster(t)
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := Context(t, 30*time.Second)
 	ns := "dry-run-" + rand.String(6)
 	doc := strings.Replace(validService, "  name: ui\n", "  name: ui\n  namespace: "+ns+"\n", 1)
 	if err := c.DryRunCreateYAML(ctx, []byte(doc)); err != nil {
@@ -81,7 +74,7 @@ func TestDryRunCreatesMissingNamespace(t *testing.T) {
 
 func TestDryRunRejectsServicePortZero(t *testing.T) {
 	c := cluster(t)
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := Context(t, 30*time.Second)
 	doc := strings.Replace(validService, "    port: 4040\n", "    port: 0\n", 1)
 	err := c.DryRunCreateYAML(ctx, []byte(doc))
 	if err == nil {
@@ -97,7 +90,7 @@ func TestDryRunRejectsServicePortZero(t *testing.T) {
 
 func TestDryRunRejectsContainerPortZero(t *testing.T) {
 	c := cluster(t)
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := Context(t, 30*time.Second)
 	pod := `
 apiVersion: v1
 kind: Pod
@@ -127,7 +120,7 @@ spec:
 
 func TestDryRunRejectsUnknownField(t *testing.T) {
 	c := cluster(t)
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := Context(t, 30*time.Second)
 	doc := strings.Replace(validService, "spec:\n", "spec:\n  selectorr: {a: b}\n", 1)
 	err := c.DryRunCreateYAML(ctx, []byte(doc))
 	if err == nil {
@@ -140,7 +133,7 @@ func TestDryRunRejectsUnknownField(t *testing.T) {
 
 func TestDryRunUnknownKind(t *testing.T) {
 	c := cluster(t)
-	err := c.DryRunCreateYAML(ctxFor(t, 30*time.Second), []byte("apiVersion: sparkui.dev/v1alpha1\nkind: Nope\nmetadata: {name: x}\n"))
+	err := c.DryRunCreateYAML(Context(t, 30*time.Second), []byte("apiVersion: sparkui.dev/v1alpha1\nkind: Nope\nmetadata: {name: x}\n"))
 	if err == nil || !strings.Contains(err.Error(), "sparkui.dev") {
 		t.Fatalf("want a no-match error for an unknown kind, got %v", err)
 	}
@@ -156,7 +149,7 @@ func TestDecodeYAMLErrors(t *testing.T) {
 
 func TestServiceAccountUnderRBAC(t *testing.T) {
 	c := cluster(t)
-	ctx := ctxFor(t, 60*time.Second)
+	ctx := Context(t, 60*time.Second)
 	const ns, sa = "ns1", "spark"
 	c.EnsureNamespace(t, ns)
 	for _, name := range []string{"ui", "other"} {
@@ -364,7 +357,7 @@ func uiService(ns string, owner *corev1.Pod) *corev1.Service {
 
 func TestControllerManagerEndpointSlicesAndGC(t *testing.T) {
 	c := cluster(t)
-	ctx := ctxFor(t, 120*time.Second)
+	ctx := Context(t, 120*time.Second)
 	ns := c.UniqueNamespace(t)
 	const podIP = "10.244.1.7"
 	pod := readyDriver(ctx, t, c, ns, podIP)
@@ -373,7 +366,7 @@ func TestControllerManagerEndpointSlicesAndGC(t *testing.T) {
 	}
 
 	want := podIP + ":4041"
-	waitFor(t, 30*time.Second, "an EndpointSlice with "+want, func() (bool, string) {
+	WaitFor(t, 30*time.Second, "an EndpointSlice with "+want, func() (bool, string) {
 		st, err := slices(ctx, c, ns, "ui")
 		if err != nil {
 			return false, err.Error()
@@ -386,7 +379,7 @@ func TestControllerManagerEndpointSlicesAndGC(t *testing.T) {
 	if _, err := c.Client.CoreV1().Services(ns).Patch(ctx, "ui", types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "the EndpointSlice to be emptied", func() (bool, string) {
+	WaitFor(t, 30*time.Second, "the EndpointSlice to be emptied", func() (bool, string) {
 		st, err := slices(ctx, c, ns, "ui")
 		if err != nil {
 			return false, err.Error()
@@ -399,7 +392,7 @@ func TestControllerManagerEndpointSlicesAndGC(t *testing.T) {
 	if err := c.Client.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "the garbage collector to delete the Service", func() (bool, string) {
+	WaitFor(t, 60*time.Second, "the garbage collector to delete the Service", func() (bool, string) {
 		_, err := c.Client.CoreV1().Services(ns).Get(ctx, "ui", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
@@ -409,7 +402,7 @@ func TestControllerManagerEndpointSlicesAndGC(t *testing.T) {
 // rests on: removing a Service's selector does not withdraw the endpoint.
 func TestControllerManagerRemovedSelectorKeepsEndpoint(t *testing.T) {
 	c := cluster(t)
-	ctx := ctxFor(t, 120*time.Second)
+	ctx := Context(t, 120*time.Second)
 	ns := c.UniqueNamespace(t)
 	const podIP = "10.244.1.8"
 	readyDriver(ctx, t, c, ns, podIP)
@@ -417,7 +410,7 @@ func TestControllerManagerRemovedSelectorKeepsEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := podIP + ":4041"
-	waitFor(t, 30*time.Second, "an EndpointSlice with "+want, func() (bool, string) {
+	WaitFor(t, 30*time.Second, "an EndpointSlice with "+want, func() (bool, string) {
 		st, err := slices(ctx, c, ns, "ui")
 		if err != nil {
 			return false, err.Error()
@@ -442,23 +435,6 @@ func TestControllerManagerRemovedSelectorKeepsEndpoint(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("the endpoint %s was withdrawn by removing the selector (slices: %s); the design's premise changed", want, st)
-	}
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	start := time.Now()
-	for {
-		ok, state := cond()
-		if ok {
-			t.Logf("%s: after %s", what, time.Since(start).Round(time.Millisecond))
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s (last: %s)", timeout, what, state)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -506,7 +482,7 @@ func TestMissingBinariesFailNotSkip(t *testing.T) {
 func TestStartAndStop(t *testing.T) {
 	// A cluster of its own, without kube-controller-manager, stopped at the end.
 	c := Start(t, Options{})
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := Context(t, 30*time.Second)
 	v, err := c.Client.Discovery().ServerVersion()
 	if err != nil {
 		t.Fatal(err)

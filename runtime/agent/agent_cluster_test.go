@@ -291,7 +291,7 @@ func TestRestartWithdrawsStaleBinding(t *testing.T) {
 	t.Parallel()
 	a := newApp(t, shared(t), appOpts{})
 	patch := `{"spec":{"selector":{"spark-app-selector":"` + a.appID + `","spark-role":"driver"},"ports":[{"name":"spark-ui","port":4040,"targetPort":41234}]}}`
-	if _, err := a.c.Client.CoreV1().Services(a.ns).Patch(ctxFor(t, 10*time.Second), a.service, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if _, err := a.c.Client.CoreV1().Services(a.ns).Patch(testcluster.Context(t, 10*time.Second), a.service, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := a.config(t)

@@ -123,7 +123,7 @@ func nextIP() string {
 
 func newApp(t testing.TB, c *testcluster.Cluster, o appOpts) *app {
 	t.Helper()
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := testcluster.Context(t, 30*time.Second)
 	ns := c.UniqueNamespace(t)
 	a := &app{c: c, ns: ns, appID: "spark-" + ns, service: "wordcount-ui-svc", podIP: nextIP(), tls: o.tls, svcType: o.svcType, svcAnn: o.svcAnn}
 
@@ -198,7 +198,7 @@ func (a *app) createService(t testing.TB, appID string) {
 			Ports: []corev1.ServicePort{{Name: a.portName(), Protocol: corev1.ProtocolTCP, Port: 4040, TargetPort: intstr.FromInt32(4040)}},
 		},
 	}
-	if _, err := a.c.Client.CoreV1().Services(a.ns).Create(ctxFor(t, 30*time.Second), svc, metav1.CreateOptions{}); err != nil {
+	if _, err := a.c.Client.CoreV1().Services(a.ns).Create(testcluster.Context(t, 30*time.Second), svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -206,7 +206,7 @@ func (a *app) createService(t testing.TB, appID string) {
 // createRBAC creates the Role and RoleBinding sparkui-fn emits.
 func (a *app) createRBAC(t testing.TB) {
 	t.Helper()
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := testcluster.Context(t, 30*time.Second)
 	role := &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: agent.DefaultRole(a.service), Namespace: a.ns},
 		Rules: []rbacv1.PolicyRule{{
@@ -226,7 +226,7 @@ func (a *app) createRBAC(t testing.TB) {
 		t.Fatal(err)
 	}
 	// The authorizer sees RBAC objects through an informer: wait until it allows the patch.
-	waitFor(t, 20*time.Second, "RBAC to take effect", func() (bool, string) {
+	testcluster.WaitFor(t, 20*time.Second, "RBAC to take effect", func() (bool, string) {
 		res, err := a.c.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, sarFor(a), metav1.CreateOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -252,7 +252,7 @@ func (a *app) config(t testing.TB) agent.Config {
 // service reads the UI Service as an administrator.
 func (a *app) service_(t testing.TB) *corev1.Service {
 	t.Helper()
-	svc, err := a.c.Client.CoreV1().Services(a.ns).Get(ctxFor(t, 10*time.Second), a.service, metav1.GetOptions{})
+	svc, err := a.c.Client.CoreV1().Services(a.ns).Get(testcluster.Context(t, 10*time.Second), a.service, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,27 +363,6 @@ func (l *logBuf) String() string {
 	return l.buf.String()
 }
 
-func ctxFor(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s (last: %s)", timeout, what, state)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // sliceEndpoints lists "ip:port" of the ready endpoints in the Service's EndpointSlices
 // managed by the EndpointSlice controller, and the count of all endpoints.
 func sliceEndpoints(ctx context.Context, a *app) (ready []string, total int, err error) {
@@ -415,8 +394,8 @@ func sliceEndpoints(ctx context.Context, a *app) (ready []string, total int, err
 func (a *app) waitSlice(t testing.TB, port int) {
 	t.Helper()
 	want := fmt.Sprintf("%s:%d", a.podIP, port)
-	waitFor(t, 30*time.Second, "an EndpointSlice with "+want, func() (bool, string) {
-		ready, total, err := sliceEndpoints(ctxFor(t, 10*time.Second), a)
+	testcluster.WaitFor(t, 30*time.Second, "an EndpointSlice with "+want, func() (bool, string) {
+		ready, total, err := sliceEndpoints(testcluster.Context(t, 10*time.Second), a)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -426,8 +405,8 @@ func (a *app) waitSlice(t testing.TB, port int) {
 
 func (a *app) waitSliceEmpty(t testing.TB) {
 	t.Helper()
-	waitFor(t, 30*time.Second, "the EndpointSlices to be emptied", func() (bool, string) {
-		ready, total, err := sliceEndpoints(ctxFor(t, 10*time.Second), a)
+	testcluster.WaitFor(t, 30*time.Second, "the EndpointSlices to be emptied", func() (bool, string) {
+		ready, total, err := sliceEndpoints(testcluster.Context(t, 10*time.Second), a)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -485,7 +464,7 @@ func (a *app) waitAudit(t testing.TB, want map[string]int) {
 		}
 		return true
 	}
-	waitFor(t, 10*time.Second, fmt.Sprintf("audit counts %v", want), func() (bool, string) {
+	testcluster.WaitFor(t, 10*time.Second, fmt.Sprintf("audit counts %v", want), func() (bool, string) {
 		got := a.auditCounts(t)
 		return match(got), fmt.Sprint(got)
 	})

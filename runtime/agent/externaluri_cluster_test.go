@@ -14,6 +14,7 @@ import (
 
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/agent"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
 )
@@ -110,7 +111,7 @@ func TestExternalURILoadBalancer(t *testing.T) {
 
 	svc := a.service_(t)
 	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "203.0.113.7"}}
-	if _, err := a.c.Client.CoreV1().Services(a.ns).UpdateStatus(ctxFor(t, 10*time.Second), svc, metav1.UpdateOptions{}); err != nil {
+	if _, err := a.c.Client.CoreV1().Services(a.ns).UpdateStatus(testcluster.Context(t, 10*time.Second), svc, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r.waitURI(t, "http://203.0.113.7:4040")
@@ -146,7 +147,7 @@ func TestExternalURIAnnotationMode(t *testing.T) {
 	// The controller: a merge patch with the Service's resourceVersion.
 	svc := a.service_(t)
 	patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q,"annotations":{%q:"https://spark.example.com/ui"}}}`, svc.ResourceVersion, names.AnnotationResolvedExternalURI)
-	if _, err := a.c.Client.CoreV1().Services(a.ns).Patch(ctxFor(t, 10*time.Second), a.service, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if _, err := a.c.Client.CoreV1().Services(a.ns).Patch(testcluster.Context(t, 10*time.Second), a.service, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ui.Close()
@@ -180,7 +181,7 @@ func TestExternalURIRestart(t *testing.T) {
 	a := newApp(t, shared(t), appOpts{svcType: corev1.ServiceTypeNodePort})
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"http://%s:31999"}},"spec":{"selector":{"spark-app-selector":%q,"spark-role":"driver"},"ports":[{"name":"spark-ui","port":4040,"targetPort":41234}]}}`,
 		names.AnnotationResolvedExternalURI, hostIP, a.appID)
-	if _, err := a.c.Client.CoreV1().Services(a.ns).Patch(ctxFor(t, 10*time.Second), a.service, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if _, err := a.c.Client.CoreV1().Services(a.ns).Patch(testcluster.Context(t, 10*time.Second), a.service, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := uriConfig(t, a, "nodePort")
