@@ -14,13 +14,19 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 )
 
-// TestRuntimeImage builds the runtime binary, packs it as the image `make image-tar` makes,
-// reads the tarball back as an OCI layout, checks the config, and runs the binary taken
-// out of the layer.
-func TestRuntimeImage(t *testing.T) {
+// TestImages builds each binary, packs it as the image `make image-tar` makes, reads the
+// tarball back as an OCI layout, checks the config, and runs the binary taken out of the
+// layer.
+func TestImages(t *testing.T) {
+	for _, name := range []string{"sparkui-runtime", "sparkui-fn"} {
+		t.Run(name, func(t *testing.T) { testImage(t, name) })
+	}
+}
+
+func testImage(t *testing.T, name string) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "sparkui-runtime")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-X github.com/sparkui/sparkui/internal/version.Version=9.8.7", "-o", bin, "../../runtime")
+	bin := filepath.Join(dir, name)
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-X github.com/sparkui/sparkui/internal/version.Version=9.8.7", "-o", bin, "../../"+strings.TrimPrefix(name, "sparkui-"))
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
@@ -30,12 +36,12 @@ func TestRuntimeImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	plat := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
-	img, err := Build(Spec{Name: "sparkui-runtime", Binary: data, Platform: plat, Version: "9.8.7", Source: "https://example.invalid/sparkui", Title: "sparkui-runtime"})
+	img, err := Build(Spec{Name: name, Binary: data, Platform: plat, Version: "9.8.7", Source: "https://example.invalid/sparkui", Title: name})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tarPath := filepath.Join(dir, "runtime.tar")
-	if err := WriteLayoutTar(tarPath, "ghcr.io/sparkui/sparkui-runtime:9.8.7", img); err != nil {
+	if err := WriteLayoutTar(tarPath, "ghcr.io/sparkui/"+name+":9.8.7", img); err != nil {
 		t.Fatal(err)
 	}
 
@@ -51,7 +57,7 @@ func TestRuntimeImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(im.Manifests) != 1 || im.Manifests[0].Platform == nil || im.Manifests[0].Platform.Architecture != runtime.GOARCH ||
-		im.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != "ghcr.io/sparkui/sparkui-runtime:9.8.7" {
+		im.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != "ghcr.io/sparkui/"+name+":9.8.7" {
 		t.Fatalf("index: %+v", im.Manifests)
 	}
 	got, err := idx.Image(im.Manifests[0].Digest)
@@ -62,7 +68,7 @@ func TestRuntimeImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cf.Config.User != "65532:65532" || strings.Join(cf.Config.Entrypoint, " ") != "/sparkui-runtime" ||
+	if cf.Config.User != "65532:65532" || strings.Join(cf.Config.Entrypoint, " ") != "/"+name ||
 		cf.Config.Labels["org.opencontainers.image.version"] != "9.8.7" || cf.OS != "linux" {
 		t.Errorf("config: user %q entrypoint %v labels %v os %q", cf.Config.User, cf.Config.Entrypoint, cf.Config.Labels, cf.OS)
 	}
@@ -77,7 +83,7 @@ func TestRuntimeImage(t *testing.T) {
 	defer rc.Close()
 	tr := tar.NewReader(rc)
 	hdr, err := tr.Next()
-	if err != nil || hdr.Name != "sparkui-runtime" || hdr.Mode&0o111 == 0 {
+	if err != nil || hdr.Name != name || hdr.Mode&0o111 == 0 {
 		t.Fatalf("layer entry %+v: %v", hdr, err)
 	}
 	extracted := filepath.Join(dir, "extracted")
@@ -85,12 +91,12 @@ func TestRuntimeImage(t *testing.T) {
 	io.Copy(f, tr)
 	f.Close()
 	out, err := exec.Command(extracted, "--version").CombinedOutput()
-	if err != nil || strings.TrimSpace(string(out)) != "sparkui-runtime 9.8.7" {
+	if err != nil || strings.TrimSpace(string(out)) != name+" 9.8.7" {
 		t.Errorf("binary from the layer: %q %v", out, err)
 	}
 
 	// Same binary, same image: digests are reproducible.
-	again, _ := Build(Spec{Name: "sparkui-runtime", Binary: data, Platform: plat, Version: "9.8.7", Source: "https://example.invalid/sparkui", Title: "sparkui-runtime"})
+	again, _ := Build(Spec{Name: name, Binary: data, Platform: plat, Version: "9.8.7", Source: "https://example.invalid/sparkui", Title: name})
 	d1, _ := img.Digest()
 	d2, _ := again.Digest()
 	if d1 != d2 {
