@@ -47,12 +47,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "examples: building bin/sparkui-fn:", err)
 		os.Exit(2)
 	}
-	testcluster.SharedAllowed()
-	code := m.Run()
-	if err := testcluster.StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, "examples: stopping the control plane:", err)
-	}
-	os.Exit(code)
+	os.Exit(testcluster.Run(m))
 }
 
 // buildFn builds bin/sparkui-fn the way `make build` does (static, same version stamp) and

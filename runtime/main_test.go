@@ -44,14 +44,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building sparkui-runtime: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	testcluster.SharedAllowed()
-	code := m.Run()
-	if err := testcluster.StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		if code == 0 {
-			code = 1
-		}
-	}
+	code := testcluster.Run(m)
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -210,10 +210,12 @@ type sharedCluster struct {
 // as the package's TestMain:
 //
 //	func TestMain(m *testing.M) { testcluster.Main(m) }
-func Main(m *testing.M) {
-	shared.Lock()
-	shared.main = true
-	shared.Unlock()
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain with work of its own around the tests: it runs them, stops the
+// shared clusters, and returns the exit code (failing when a cluster did not stop).
+func Run(m *testing.M) int {
+	SharedAllowed()
 	code := m.Run()
 	if err := StopShared(); err != nil {
 		fmt.Fprintf(os.Stderr, "testcluster: %v\n", err)
@@ -221,7 +223,7 @@ func Main(m *testing.M) {
 			code = 1
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // StopShared stops every cluster made by Shared. Main calls it; call it yourself

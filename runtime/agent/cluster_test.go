@@ -72,14 +72,7 @@ func TestMain(m *testing.M) {
 			"audit-log-mode":    {"blocking"},
 		},
 	}
-	testcluster.SharedAllowed()
-	code := m.Run()
-	if err := testcluster.StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		if code == 0 {
-			code = 1
-		}
-	}
+	code := testcluster.Run(m)
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
