@@ -129,4 +129,10 @@ var Docs = map[string]Doc{
 		Why:     "The UI port, retries and TLS then come from spec.sparkConf or Spark's defaults, which may not be what the driver reads: the UI Service and the runtime may target the wrong port.",
 		Fix:     "Include the ConfigMap in the input (for instance in the same kustomization), or set spec.sparkConf to the driver's UI settings.",
 	},
+	"SUI019": {
+		Name:    "DuplicateObject",
+		Catches: "Two objects of the same kind, namespace and name in one input (core v1 and RBAC kinds), for instance a kpt package holding a rendered copy of itself.",
+		Why:     "Applied, the later silently replaces the earlier; sparkui cannot tell which one is meant, so its rewrite and its other findings may be about the copy that will not exist.",
+		Fix:     "Keep one copy: remove the duplicate file, or keep rendered output out of the package (.krmignore).",
+	},
 }

@@ -85,6 +85,9 @@ type Model struct {
 	Services map[string][]*yaml.RNode
 	// RBAC holds Roles, ClusterRoles, RoleBindings and ClusterRoleBindings.
 	RBAC []*yaml.RNode
+	// Duplicates are objects of the kinds above (and Pods, ConfigMaps) whose kind, namespace
+	// and name an earlier item already has: applied, the later silently replaces the earlier.
+	Duplicates []*yaml.RNode
 }
 
 // Ignored reports whether an object is out of sparkui's hands: local configuration and
@@ -124,12 +127,21 @@ func Build(items []*yaml.RNode, sparkConf map[string]string) *Model {
 	m := &Model{Items: items, Services: map[string][]*yaml.RNode{}}
 	configMaps := map[nsName]*yaml.RNode{}
 	var pods []*yaml.RNode
+	type identity struct{ group, kind, ns, name string }
+	seen := map[identity]bool{}
 	for _, it := range items {
 		if it == nil || it.YNode() == nil || it.YNode().Kind != yaml.MappingNode || Ignored(it) {
 			continue
 		}
 		av, kind := kindOf(it)
 		ns, name := Meta(it)
+		if av == "v1" || av == "rbac.authorization.k8s.io/v1" {
+			id := identity{av, kind, ns, name}
+			if seen[id] {
+				m.Duplicates = append(m.Duplicates, it)
+			}
+			seen[id] = true
+		}
 		switch {
 		case av == "v1" && kind == "Pod":
 			if Labels(it)[names.LabelSparkRole] == names.RoleDriver {
