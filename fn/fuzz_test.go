@@ -30,15 +30,7 @@ func FuzzFunction(f *testing.F) {
 	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata: {labels: {spark-role: driver}}\nspec: {containers: [{ports: [{containerPort: 0}]}]}"))
 	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: {ports: 7}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		done := make(chan struct{})
-		defer close(done)
-		go func() {
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				panic(fmt.Sprintf("FuzzFunction: no answer in 5s for input %q", data))
-			}
-		}()
+		defer failIfHung("FuzzFunction", 5*time.Second, data)()
 		r := &kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}
 		items, err := r.Read()
 		if err != nil {
@@ -113,4 +105,19 @@ func kyamlCanWrite(items []*yaml.RNode) (ok bool) {
 		}
 	}()
 	return (kio.ByteWriter{Writer: &bytes.Buffer{}}).Write(items) == nil
+}
+
+// failIfHung panics, naming the input, when the returned stop is not called within d: the
+// fuzzer then records the input instead of a worker silently stalling. Use as
+// defer failIfHung(...)().
+func failIfHung(target string, d time.Duration, data []byte) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(d):
+			panic(fmt.Sprintf("%s: no answer in %s for input %q", target, d, data))
+		}
+	}()
+	return func() { close(done) }
 }

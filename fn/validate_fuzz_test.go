@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,15 +33,7 @@ func FuzzValidate(f *testing.F) {
 	f.Add([]byte("---\n# only a comment\n---\nkind: ClusterRole\naggregationRule: {clusterRoleSelectors: [{matchLabels: {a: b}}]}\nmetadata: {labels: {a: b}}\n"))
 	f.Add([]byte("a: [1, {b: *x}]"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		done := make(chan struct{})
-		defer close(done)
-		go func() {
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				panic(fmt.Sprintf("FuzzValidate: no answer in 10s for input %q", data))
-			}
-		}()
+		defer failIfHung("FuzzValidate", 10*time.Second, data)()
 		fuzzKRMValidate(t, data)
 		fuzzValidateCommand(t, data)
 	})

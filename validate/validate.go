@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
 // Context is what rules see.
@@ -93,8 +94,8 @@ func NewResult(rule string, sev framework.Severity, obj *yaml.RNode, field, msg 
 		ns, name := app.Meta(obj)
 		r.ResourceRef = &yaml.ResourceIdentifier{
 			TypeMeta: yaml.TypeMeta{
-				APIVersion: str(obj, "apiVersion"),
-				Kind:       str(obj, "kind"),
+				APIVersion: yamlx.GetStr(obj.YNode(), "apiVersion"),
+				Kind:       yamlx.GetStr(obj.YNode(), "kind"),
 			},
 			NameMeta: yaml.NameMeta{Name: name, Namespace: ns},
 		}
@@ -106,19 +107,6 @@ func NewResult(rule string, sev framework.Severity, obj *yaml.RNode, field, msg 
 		r.Field = &framework.Field{Path: field}
 	}
 	return r
-}
-
-func str(rn *yaml.RNode, key string) string {
-	n := rn.YNode()
-	if n == nil || n.Kind != yaml.MappingNode {
-		return ""
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1].Value
-		}
-	}
-	return ""
 }
 
 // Lookup returns the catalog entry for id.
@@ -145,7 +133,7 @@ func objName(rn *yaml.RNode) string {
 	if ns != "" {
 		name = ns + "/" + name
 	}
-	return str(rn, "kind") + " " + name
+	return yamlx.GetStr(rn.YNode(), "kind") + " " + name
 }
 
 func metaName(rn *yaml.RNode) (string, string) { return app.Meta(rn) }

@@ -96,8 +96,7 @@ func Ignored(rn *yaml.RNode) bool {
 	if yamlx.GetStr(rn.YNode(), "metadata", "annotations", names.AnnotationLocalConfig) == "true" {
 		return true
 	}
-	av := yamlx.GetStr(rn.YNode(), "apiVersion")
-	return len(av) > len(names.ConfigGroup) && av[:len(names.ConfigGroup)+1] == names.ConfigGroup+"/"
+	return strings.HasPrefix(yamlx.GetStr(rn.YNode(), "apiVersion"), names.ConfigGroup+"/")
 }
 
 func kindOf(rn *yaml.RNode) (apiVersion, kind string) {
@@ -384,7 +383,7 @@ func subset(sel, labels map[string]string) bool {
 
 func pickDriverService(svcs []*yaml.RNode) *yaml.RNode {
 	for _, s := range svcs {
-		if _, n := Meta(s); len(n) > len(names.DriverSvcSuffix) && n[len(n)-len(names.DriverSvcSuffix):] == names.DriverSvcSuffix {
+		if _, n := Meta(s); n != names.DriverSvcSuffix && strings.HasSuffix(n, names.DriverSvcSuffix) {
 			return s
 		}
 	}

@@ -5,6 +5,7 @@ package names
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -78,7 +79,7 @@ func Fit(prefix, suffix string, taken func(string) bool) string {
 	for attempt := 0; ; attempt++ {
 		seed := prefix
 		if attempt > 0 {
-			seed = prefix + "#" + string(rune('0'+attempt%10)) + strings.Repeat("+", attempt/10)
+			seed = prefix + "#" + strconv.Itoa(attempt)
 		}
 		sum := sha256.Sum256([]byte(seed))
 		h := hex.EncodeToString(sum[:])[:8]
