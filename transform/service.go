@@ -5,16 +5,9 @@ import (
 
 	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
-
-// UIPortName is the UI Service port's name: "https" when Spark serves the UI over TLS.
-func UIPortName(a *app.App) string {
-	if a.Settings.TLS {
-		return names.UIPortNameTLS
-	}
-	return names.UIPortName
-}
 
 // FrontPort is the UI Service's port: the configured one, else what Spark binds first.
 func FrontPort(a *app.App, o Options) int {
@@ -28,7 +21,7 @@ func FrontPort(a *app.App, o Options) int {
 // targetPort together once the UI has really bound, so nothing is routed before then.
 func NewUIService(a *app.App, o Options) *yaml.RNode {
 	md := ownMeta(a, a.UIServiceName)
-	if o.ExternalURI == "annotation" {
+	if o.ExternalURI == sidecar.ExternalURIAnnotation {
 		yamlx.Set(md, "annotations", yamlx.NewMap(names.AnnotationProvideExternalURI, "true"))
 	}
 	spec := yamlx.NewMap("type", serviceType(o))
@@ -46,7 +39,7 @@ func serviceType(o Options) string {
 
 func uiPort(a *app.App, o Options) *yaml.Node {
 	port := FrontPort(a, o)
-	return yamlx.NewMap("name", UIPortName(a), "protocol", "TCP", "port", port, "targetPort", port)
+	return yamlx.NewMap("name", sidecar.PortName(a.Settings.TLS), "protocol", "TCP", "port", port, "targetPort", port)
 }
 
 // copyIPFamilies makes spec's ipFamilyPolicy and ipFamilies those of the driver Service: a
@@ -70,7 +63,7 @@ func copyIPFamilies(a *app.App, spec *yaml.Node) {
 func EnsureUIService(a *app.App, o Options) {
 	rn := a.UIService
 	ensureOwnMeta(rn, a, a.UIServiceName)
-	if o.ExternalURI == "annotation" {
+	if o.ExternalURI == sidecar.ExternalURIAnnotation {
 		ann := yamlx.Ensure(yamlx.Get(rn.YNode(), "metadata"), "annotations")
 		yamlx.SetIfChanged(ann, names.AnnotationProvideExternalURI, yamlx.NewStr("true"))
 	}

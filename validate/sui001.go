@@ -3,8 +3,8 @@ package validate
 import (
 	"fmt"
 
+	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/yamlx"
-	"github.com/sparkui/sparkui/transform"
 )
 
 // checkSUI001: containerPort 0 is what spark.ui.port=0 writes; the API server rejects the Pod.
@@ -13,7 +13,7 @@ func checkSUI001(ctx *Context) []Finding {
 	for _, a := range ctx.Model.Apps {
 		c := a.DriverContainerNode()
 		for j, p := range yamlx.Items(yamlx.Get(c, "ports")) {
-			if transform.ZeroContainerPort(p) {
+			if app.ZeroContainerPort(p) {
 				out = append(out, Finding{Object: a.Pod,
 					Field: fmt.Sprintf("%s.ports[%d].containerPort", a.DriverContainerPath(), j),
 					Msg:   fmt.Sprintf("driver container port %q has containerPort 0 (or none): the API server rejects the Pod", yamlx.GetStr(p, "name"))})

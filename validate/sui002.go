@@ -5,8 +5,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/yamlx"
-	"github.com/sparkui/sparkui/transform"
 )
 
 // checkSUI002: a Service port 0 (or explicit targetPort 0) is rejected by the API server.
@@ -20,11 +20,11 @@ func checkSUI002(ctx *Context) []Finding {
 		for _, svc := range svcs {
 			for j, p := range yamlx.Items(yamlx.Get(svc.YNode(), "spec", "ports")) {
 				name := yamlx.GetStr(p, "name")
-				if transform.ZeroServicePort(p) {
+				if app.ZeroServicePort(p) {
 					out = append(out, Finding{Object: svc, Field: fmt.Sprintf("spec.ports[%d].port", j),
 						Msg: fmt.Sprintf("Service port %q has port 0 (or none): the API server rejects the Service", name)})
 				}
-				if transform.ZeroTargetPort(p) {
+				if app.ZeroTargetPort(p) {
 					out = append(out, Finding{Object: svc, Field: fmt.Sprintf("spec.ports[%d].targetPort", j),
 						Msg: fmt.Sprintf("Service port %q has targetPort 0: the API server rejects the Service", name)})
 				}

@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
-	"github.com/sparkui/sparkui/transform"
 )
 
 // checkSUI007: without get and patch on its UI Service the runtime can never bind it. The
@@ -31,7 +31,7 @@ func checkSUI007(ctx *Context) []Finding {
 		}
 		_, svc := app.Meta(a.UIService)
 		var missing []string
-		for _, verb := range transform.RuntimeVerbs {
+		for _, verb := range sidecar.RuntimeVerbs {
 			if !ev.allowed(a.Namespace, a.SA(), verb, svc) {
 				missing = append(missing, verb)
 			}

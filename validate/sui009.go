@@ -8,7 +8,6 @@ import (
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
-	"github.com/sparkui/sparkui/transform"
 )
 
 var podEnv = map[string]string{
@@ -40,7 +39,7 @@ func checkSUI009(ctx *Context) []Finding {
 		got, err := sidecar.ParseArgs(args)
 		// How the external URI is published is the functionConfig's choice, unknown here:
 		// take the runtime's, and check below that the Pod and Service support it.
-		want := transform.RuntimeConfig(a, got.ExternalURI)
+		want := a.RuntimeConfig(sidecar.ExternalURIMode(got.ExternalURI))
 		if a.UIService != nil {
 			// The runtime must bind the UI Service the input holds. When that Service's name is
 			// invalid or taken, a.UIServiceName is the name transform would move it to, which
@@ -62,10 +61,10 @@ func checkSUI009(ctx *Context) []Finding {
 			env[yamlx.GetStr(e, "name")] = yamlx.GetStr(e, "valueFrom", "fieldRef", "fieldPath")
 		}
 		needEnv := []string{sidecar.EnvPodName, sidecar.EnvPodNamespace, sidecar.EnvPodUID}
-		if got.ExternalURI == "nodePort" {
+		if sidecar.ExternalURIMode(got.ExternalURI) == sidecar.ExternalURINodePort {
 			needEnv = append(needEnv, sidecar.EnvHostIP)
 		}
-		if wantType := map[string]string{"nodePort": "NodePort", "loadBalancer": "LoadBalancer"}[got.ExternalURI]; wantType != "" && a.UIService != nil {
+		if wantType := map[sidecar.ExternalURIMode]string{sidecar.ExternalURINodePort: "NodePort", sidecar.ExternalURILoadBalancer: "LoadBalancer"}[sidecar.ExternalURIMode(got.ExternalURI)]; wantType != "" && a.UIService != nil {
 			if t := yamlx.GetStr(a.UIService.YNode(), "spec", "type"); t != wantType && !(wantType == "NodePort" && t == "LoadBalancer") {
 				out = append(out, Finding{Object: a.Pod, Field: base + ".args",
 					Msg: "the runtime is to publish the external URI by " + got.ExternalURI + ", but the UI Service is of type " + t})
@@ -97,7 +96,7 @@ func configDiff(got, want sidecar.Config) string {
 		add("--ssl-ui-port", got.SSLPort, want.SSLPort)
 	}
 	add("--host-network", got.HostNetwork, want.HostNetwork)
-	if got.ExternalURI != "" && !sidecar.ResolvesURI(got.ExternalURI) {
+	if got.ExternalURI != "" && !sidecar.ResolvesURI(sidecar.ExternalURIMode(got.ExternalURI)) {
 		d = append(d, "--external-uri is "+got.ExternalURI+", which the runtime does not resolve (nodePort or loadBalancer)")
 	}
 	return strings.Join(d, "; ")

@@ -3,9 +3,9 @@ package validate
 import (
 	"strings"
 
+	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
-	"github.com/sparkui/sparkui/transform"
 )
 
 // checkSUI017: the function leaves a user's own preStop hook in place; without sparkui's, the
@@ -18,7 +18,7 @@ func checkSUI017(ctx *Context) []Finding {
 			continue
 		}
 		c := a.DriverContainerNode()
-		if h := yamlx.Get(c, "lifecycle", "preStop"); h != nil && !transform.IsOurPreStop(h) {
+		if h := yamlx.Get(c, "lifecycle", "preStop"); h != nil && !app.IsOurPreStop(h) {
 			out = append(out, Finding{Object: a.Pod, Field: a.DriverContainerPath() + ".lifecycle.preStop",
 				Msg: "the driver container has its own preStop hook, so sparkui's withdrawal hook is not installed: the UI Service is withdrawn only after the driver has stopped serving; chain the hook: run " + quote(strings.Join(sidecar.PreStopCommand(), " ")) + " first"})
 		}
