@@ -4,11 +4,39 @@ import (
 	"fmt"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
 	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
+
+// SUI009: the runtime's settings disagree with the application.
+var SUI009 = Rule{
+	ID:       "SUI009",
+	Severity: framework.Error,
+	Title:    "the runtime's settings disagree with the application",
+	Name:     "RuntimeSettings",
+	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network) disagree with the application, that is not a native sidecar (restartPolicy: Always), that lacks POD_NAME, POD_NAMESPACE and POD_UID from the downward API, or a driver Pod without the spark-app-selector label the runtime selects it by.",
+	Why:      "The runtime then probes the wrong ports or binds another Service; without restartPolicy: Always it is an ordinary init container that never exits, so the driver never starts; without the downward-API env it cannot guard its patches or withdraw; without the label the bound Service selects nothing.",
+	Fix:      "Run sparkui-fn in transform mode again after changing spark.properties or the Pod: it rewrites the sidecar from the application.",
+	Failing: `kind: ConfigMap
+data:
+  spark.properties: |
+    spark.ui.port=4050
+---
+kind: Pod
+spec:
+  initContainers:
+  - name: sparkui-runtime
+    restartPolicy: Always
+    args: [run, --service=wordcount-…-ui-svc, --app-id=spark-7e0d…, --ui-port=0, …]   # SUI009 spec.initContainers[0].args
+`,
+	Passing: `    args: [run, --service=wordcount-…-ui-svc, --app-id=spark-7e0d…, --ui-port=4050, …]
+`,
+	Check: checkSUI009,
+}
 
 var podEnv = map[string]string{
 	sidecar.EnvHostIP:       "status.hostIP",
