@@ -17,8 +17,9 @@ func FrontPort(a *app.App, o Options) int {
 	return a.Settings.FrontPort()
 }
 
-// NewUIService builds the UI Service for a. It has no selector: the runtime sets selector and
-// targetPort together once the UI has really bound, so nothing is routed before then.
+// NewUIService builds the UI Service for a. It declares no field the runtime writes: no
+// selector, so nothing is routed before the runtime has found the UI, and no targetPort (the
+// API server defaults it to the port), so a re-apply of the manifests keeps the runtime's bind.
 func NewUIService(a *app.App, o Options) *yaml.RNode {
 	md := ownMeta(a, a.UIServiceName)
 	if o.ExternalURI == sidecar.ExternalURIAnnotation {
@@ -39,7 +40,7 @@ func serviceType(o Options) string {
 
 func uiPort(a *app.App, o Options) *yaml.Node {
 	port := FrontPort(a, o)
-	return yamlx.NewMap("name", sidecar.PortName(a.Settings.TLS), "protocol", "TCP", "port", port, "targetPort", port)
+	return yamlx.NewMap("name", sidecar.PortName(a.Settings.TLS), "protocol", "TCP", "port", port)
 }
 
 // copyIPFamilies makes spec's ipFamilyPolicy and ipFamilies those of the driver Service: a
@@ -59,10 +60,12 @@ func copyIPFamilies(a *app.App, spec *yaml.Node) {
 }
 
 // EnsureUIService brings an existing UI Service back to what NewUIService would build,
-// keeping everything else on it (user annotations, a chosen nodePort).
+// keeping everything else on it (user annotations, a chosen nodePort) but the fields the
+// runtime writes, which an older sparkui output or a hand edit may declare.
 func EnsureUIService(a *app.App, o Options) {
 	rn := a.UIService
 	ensureOwnMeta(rn, a, a.UIServiceName)
+	dropRuntimeOwned(rn.YNode())
 	if o.ExternalURI == sidecar.ExternalURIAnnotation {
 		ann := yamlx.Ensure(yamlx.Get(rn.YNode(), "metadata"), "annotations")
 		yamlx.SetIfChanged(ann, names.AnnotationProvideExternalURI, yamlx.NewStr("true"))
@@ -84,8 +87,22 @@ func EnsureUIService(a *app.App, o Options) {
 	}
 	ports.Content = ports.Content[:1]
 	yamlx.Pairs(want, func(k, v *yaml.Node) { yamlx.SetIfChanged(cur, k.Value, v) })
+	yamlx.Delete(cur, "targetPort")
 	if serviceType(o) == "ClusterIP" {
 		yamlx.Delete(cur, "nodePort")
+	}
+}
+
+// dropRuntimeOwned removes from a UI Service's metadata what the runtime writes there; the
+// selector and the port's targetPort are dropped with the spec.
+func dropRuntimeOwned(svc *yaml.Node) {
+	md := yamlx.Get(svc, "metadata")
+	yamlx.Delete(md, "ownerReferences")
+	if ann := yamlx.Get(md, "annotations"); ann != nil && yamlx.Get(ann, names.AnnotationResolvedExternalURI) != nil {
+		yamlx.Delete(ann, names.AnnotationResolvedExternalURI)
+		if len(ann.Content) == 0 {
+			yamlx.Delete(md, "annotations")
+		}
 	}
 }
 

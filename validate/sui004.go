@@ -22,9 +22,9 @@ metadata:
   labels: {app.kubernetes.io/managed-by: sparkui, spark-app-selector: spark-7e0d…}
 spec:
   selector: {spark-app-selector: spark-7e0d…, spark-role: driver}   # SUI004 spec.selector
-  ports: [{name: spark-ui, protocol: TCP, port: 4040, targetPort: 4040}]
+  ports: [{name: spark-ui, protocol: TCP, port: 4040}]
 `,
-	Passing: "spec:\n  # no selector (an empty `selector: {}` is none too)\n  ports: [{name: spark-ui, protocol: TCP, port: 4040, targetPort: 4040}]\n",
+	Passing: "spec:\n  # no selector (an empty `selector: {}` is none too)\n  ports: [{name: spark-ui, protocol: TCP, port: 4040}]\n",
 	Check:   checkSUI004,
 }
 

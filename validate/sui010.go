@@ -23,9 +23,9 @@ data:
 ---
 kind: Service    # the UI Service
 spec:
-  ports: [{name: spark-ui, protocol: TCP, port: 4440, targetPort: 4440}]   # SUI010 spec.ports[0].name
+  ports: [{name: spark-ui, protocol: TCP, port: 4440}]   # SUI010 spec.ports[0].name
 `,
-	Passing: `  ports: [{name: https, protocol: TCP, port: 4440, targetPort: 4440}]
+	Passing: `  ports: [{name: https, protocol: TCP, port: 4440}]
 `,
 	Check: checkSUI010,
 }
