@@ -24,4 +24,5 @@ var Rules = []Rule{
 	SUI017,
 	SUI018,
 	SUI019,
+	SUI020,
 }
