@@ -65,7 +65,9 @@ func copyIPFamilies(a *app.App, spec *yaml.Node) {
 func EnsureUIService(a *app.App, o Options) {
 	rn := a.UIService
 	ensureOwnMeta(rn, a, a.UIServiceName)
-	dropRuntimeOwned(rn.YNode())
+	for _, f := range app.RuntimeOwnedFields(rn.YNode()) {
+		f.Remove(rn.YNode())
+	}
 	if o.ExternalURI == sidecar.ExternalURIAnnotation {
 		ann := yamlx.Ensure(yamlx.Get(rn.YNode(), "metadata"), "annotations")
 		yamlx.SetIfChanged(ann, names.AnnotationProvideExternalURI, yamlx.NewStr("true"))
@@ -87,22 +89,8 @@ func EnsureUIService(a *app.App, o Options) {
 	}
 	ports.Content = ports.Content[:1]
 	yamlx.Pairs(want, func(k, v *yaml.Node) { yamlx.SetIfChanged(cur, k.Value, v) })
-	yamlx.Delete(cur, "targetPort")
 	if serviceType(o) == "ClusterIP" {
 		yamlx.Delete(cur, "nodePort")
-	}
-}
-
-// dropRuntimeOwned removes from a UI Service's metadata what the runtime writes there; the
-// selector and the port's targetPort are dropped with the spec.
-func dropRuntimeOwned(svc *yaml.Node) {
-	md := yamlx.Get(svc, "metadata")
-	yamlx.Delete(md, "ownerReferences")
-	if ann := yamlx.Get(md, "annotations"); ann != nil && yamlx.Get(ann, names.AnnotationResolvedExternalURI) != nil {
-		yamlx.Delete(ann, names.AnnotationResolvedExternalURI)
-		if len(ann.Content) == 0 {
-			yamlx.Delete(md, "annotations")
-		}
 	}
 }
 

@@ -1,12 +1,9 @@
 package validate
 
 import (
-	"fmt"
-
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
-	"github.com/sparkui/sparkui/internal/names"
-	"github.com/sparkui/sparkui/internal/yamlx"
+	"github.com/sparkui/sparkui/internal/app"
 )
 
 // SUI020: the UI Service declares a field the runtime writes.
@@ -34,28 +31,20 @@ spec:
 }
 
 // checkSUI020 reports each declared runtime-owned field apart, so each one's path says what
-// to delete.
+// to delete; transform removes the very same list.
 func checkSUI020(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
 		if a.UIService == nil {
 			continue
 		}
-		svc := a.UIService.YNode()
-		report := func(field, what string) {
-			out = append(out, Finding{Object: a.UIService, Field: field,
-				Msg: "the UI Service declares " + what + ", which the runtime writes (an older sparkui output or a hand edit): every re-apply of the manifests would reset the runtime's bind; remove it"})
-		}
-		for i, p := range yamlx.Items(yamlx.Get(svc, "spec", "ports")) {
-			if t := yamlx.Get(p, "targetPort"); t != nil {
-				report(fmt.Sprintf("spec.ports[%d].targetPort", i), "targetPort "+yamlx.Str(t)+" (a port the runtime never verified)")
+		for _, f := range app.RuntimeOwnedFields(a.UIService.YNode()) {
+			what := f.What
+			if f.What == "targetPort" {
+				what = "targetPort " + f.Value + " (a port the runtime never verified)"
 			}
-		}
-		if yamlx.Get(svc, "metadata", "ownerReferences") != nil {
-			report("metadata.ownerReferences", "ownerReferences")
-		}
-		if yamlx.Get(svc, "metadata", "annotations", names.AnnotationResolvedExternalURI) != nil {
-			report(`metadata.annotations["`+names.AnnotationResolvedExternalURI+`"]`, "the "+names.AnnotationResolvedExternalURI+" annotation")
+			out = append(out, Finding{Object: a.UIService, Field: f.Path,
+				Msg: "the UI Service declares " + what + ", which the runtime writes (an older sparkui output or a hand edit): every re-apply of the manifests would reset the runtime's bind; remove it"})
 		}
 	}
 	return out

@@ -1,8 +1,11 @@
 package app
 
 import (
+	"strconv"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
@@ -64,4 +67,47 @@ func IsOurPreStop(h *yaml.Node) bool {
 		cmd = append(cmd, yamlx.Str(c))
 	}
 	return sidecar.IsWithdrawCommand(cmd)
+}
+
+// RuntimeOwned is a field of a UI Service in the manifests that the runtime writes on the live
+// Service. Declared, every re-apply of the manifests resets it and undoes the runtime's bind,
+// so transform removes it and validation reports it (SUI020). The selector is one too, but
+// has its own rule (SUI004) and is removed with the spec.
+type RuntimeOwned struct {
+	Path string // field path
+	What string // the field in words, for messages
+	// Value is the declared value when it is a scalar.
+	Value  string
+	parent *yaml.Node
+	key    string
+}
+
+// Remove deletes the field from the Service, and an annotations map it leaves empty.
+func (f RuntimeOwned) Remove(svc *yaml.Node) {
+	yamlx.Delete(f.parent, f.key)
+	md := yamlx.Get(svc, "metadata")
+	if ann := yamlx.Get(md, "annotations"); ann == f.parent && len(ann.Content) == 0 {
+		yamlx.Delete(md, "annotations")
+	}
+}
+
+// RuntimeOwnedFields lists the runtime's fields svc declares: each port's targetPort,
+// metadata.ownerReferences, and the resolved-URI annotation.
+func RuntimeOwnedFields(svc *yaml.Node) []RuntimeOwned {
+	var out []RuntimeOwned
+	for i, p := range yamlx.Items(yamlx.Get(svc, "spec", "ports")) {
+		if t := yamlx.Get(p, "targetPort"); t != nil {
+			out = append(out, RuntimeOwned{Path: "spec.ports[" + strconv.Itoa(i) + "].targetPort", What: "targetPort", Value: yamlx.Str(t), parent: p, key: "targetPort"})
+		}
+	}
+	md := yamlx.Get(svc, "metadata")
+	if yamlx.Get(md, "ownerReferences") != nil {
+		out = append(out, RuntimeOwned{Path: "metadata.ownerReferences", What: "ownerReferences", parent: md, key: "ownerReferences"})
+	}
+	ann := yamlx.Get(md, "annotations")
+	if v := yamlx.Get(ann, names.AnnotationResolvedExternalURI); v != nil {
+		out = append(out, RuntimeOwned{Path: `metadata.annotations["` + names.AnnotationResolvedExternalURI + `"]`,
+			What: "the " + names.AnnotationResolvedExternalURI + " annotation", Value: yamlx.Str(v), parent: ann, key: names.AnnotationResolvedExternalURI})
+	}
+	return out
 }
