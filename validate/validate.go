@@ -48,7 +48,8 @@ type Rule struct {
 	// PassingNote says in words what passes where an excerpt would not, Notes adds paragraphs.
 	Failing, Passing, PassingNote, Notes string
 	// RaisedBy and Fixtures are for rules raised outside the model (SUI014): the file that
-	// raises it, and where its fixtures are, in markdown relative to docs/.
+	// raises it (relative to the repository root; the docs link it, so a move fails
+	// validate/internal/gendocs), and where its fixtures are, in markdown relative to docs/.
 	RaisedBy, Fixtures string
 	// Check is nil for rules raised outside the model.
 	Check func(*Context) []Finding

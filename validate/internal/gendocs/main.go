@@ -95,7 +95,7 @@ func render(root string, rules []validate.Rule) ([]byte, error) {
 		file := "validate/" + strings.ToLower(r.ID) + ".go"
 		fmt.Fprintf(&b, "\n### %s\n\n**%s** — %s · `%s` · [`%s`](../%s)", r.ID, capitalize(r.Title), r.Severity, r.Name, file, file)
 		if r.RaisedBy != "" {
-			fmt.Fprintf(&b, " (raised by `%s`)", r.RaisedBy)
+			fmt.Fprintf(&b, " (raised by [`%s`](../%s))", r.RaisedBy, r.RaisedBy)
 		}
 		fmt.Fprintf(&b, "\n\n- **Catches:** %s\n- **Why it matters:** %s\n- **Fix:** %s\n\n", r.Catches, r.Why, r.Fix)
 		fx, err := fixtures(root, r)
