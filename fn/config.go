@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/internal/yamlx"
 	"github.com/sparkui/sparkui/transform"
@@ -48,7 +49,7 @@ func defaults() Config {
 		Transform: transform.Options{
 			ServiceEnabled: true,
 			ServiceType:    "ClusterIP",
-			ExternalURI:    "none",
+			ExternalURI:    sidecar.ExternalURINone,
 			RuntimeImage:   version.RuntimeImage(),
 			CreateRBAC:     true,
 		},
@@ -217,7 +218,7 @@ func applyTyped(typed map[string]any, cfg *Config) {
 		}
 	}
 	if v, ok := get("spec", "service", "externalURI"); ok {
-		cfg.Transform.ExternalURI = v.(string)
+		cfg.Transform.ExternalURI = sidecar.ExternalURIMode(v.(string))
 	}
 	if v, ok := get("spec", "runtime", "image"); ok {
 		cfg.Transform.RuntimeImage = v.(string)

@@ -22,7 +22,7 @@ import (
 //     on stderr and nothing on stdout; otherwise every format parses, the formats agree on
 //     the number of findings, and the exit status is 1 exactly when one is an error.
 func FuzzValidate(f *testing.F) {
-	ins, _ := filepath.Glob("../testdata/validate/*/input.yaml")
+	ins, _ := filepath.Glob("../validate/testdata/*/input.yaml")
 	for _, in := range ins {
 		if b, err := os.ReadFile(in); err == nil {
 			f.Add(plainDocs(b))

@@ -742,7 +742,7 @@ func sarifURI(p string) string {
 func sarifRules() []sarifRule {
 	var out []sarifRule
 	for _, r := range validate.Rules {
-		d := validate.Docs[r.ID]
+		d := r
 		full := d.Catches + " " + d.Why
 		out = append(out, sarifRule{
 			ID:               r.ID,

@@ -23,24 +23,34 @@ import (
 	"github.com/sparkui/sparkui/validate"
 )
 
-// validateFixtures are the per-rule ResourceList fixtures of testdata/validate.
+// validateFixtures are the per-rule ResourceList fixtures of validate/testdata.
 func validateFixtures(t testing.TB) []string {
 	t.Helper()
-	ins, err := filepath.Glob("../testdata/validate/*/input.yaml")
+	ins, err := filepath.Glob("../validate/testdata/*/input.yaml")
 	if err != nil || len(ins) < 34 {
 		t.Fatalf("want at least a fail and a pass fixture per rule, found %d (%v)", len(ins), err)
 	}
 	return ins
 }
 
-// expectations reads a fixture's "# expect: RULE SEVERITY KIND FIELD" header lines.
-func expectations(t testing.TB, src []byte) []string {
+// expectations are the "RULE SEVERITY KIND FIELD" of a fixture's results.yaml, the results
+// validate mode gives for its input.yaml (validate/fixtures_test.go holds it to that).
+func expectations(t testing.TB, input string) []string {
 	t.Helper()
+	var results framework.Results
+	if err := yaml.Unmarshal(mustRead(t, filepath.Join(filepath.Dir(input), "results.yaml")), &results); err != nil {
+		t.Fatal(err)
+	}
 	var out []string
-	for _, l := range strings.Split(string(src), "\n") {
-		if e, ok := strings.CutPrefix(l, "# expect: "); ok && e != "none" {
-			out = append(out, e)
+	for _, r := range results {
+		kind, field := "-", "-"
+		if r.ResourceRef != nil {
+			kind = r.ResourceRef.Kind
 		}
+		if r.Field != nil {
+			field = r.Field.Path
+		}
+		out = append(out, strings.Join([]string{r.Tags["rule"], string(r.Severity), kind, field}, " "))
 	}
 	sort.Strings(out)
 	return out
@@ -115,7 +125,7 @@ func TestValidateCommandOnFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := expectations(t, src)
+			want := expectations(t, in)
 			manifests, config := plainInput(t, t.TempDir(), src)
 			args := []string{manifests, "--output", "json"}
 			if config != "" {
@@ -189,7 +199,7 @@ func mustRead(t testing.TB, p string) []byte {
 // stdout and exits 0.
 func TestValidateCommandText(t *testing.T) {
 	dir := t.TempDir()
-	src := mustRead(t, "../testdata/validate/sui001-fail/input.yaml")
+	src := mustRead(t, "../validate/testdata/sui001-fail/input.yaml")
 	r := &kio.ByteReader{Reader: bytes.NewReader(src), OmitReaderAnnotations: true}
 	items, err := r.Read()
 	if err != nil {
@@ -236,7 +246,7 @@ func TestValidateCommandText(t *testing.T) {
 	}
 
 	// Clean: the passing fixture.
-	clean, _ := plainInput(t, t.TempDir(), mustRead(t, "../testdata/validate/sui001-pass/input.yaml"))
+	clean, _ := plainInput(t, t.TempDir(), mustRead(t, "../validate/testdata/sui001-pass/input.yaml"))
 	code, stdout, stderr = runCmd(t, "", clean)
 	if code != 0 || stdout != "" || !strings.Contains(stderr, "0 errors, 0 warnings, 0 info in 6 objects from 1 file") {
 		t.Errorf("clean input: exit %d, stdout %q, stderr %q", code, stdout, stderr)
@@ -245,7 +255,7 @@ func TestValidateCommandText(t *testing.T) {
 
 // TestValidateCommandWarningsExit0: warnings and info are printed but do not fail the run.
 func TestValidateCommandWarningsExit0(t *testing.T) {
-	m, _ := plainInput(t, t.TempDir(), mustRead(t, "../testdata/validate/sui011-fail/input.yaml"))
+	m, _ := plainInput(t, t.TempDir(), mustRead(t, "../validate/testdata/sui011-fail/input.yaml"))
 	code, stdout, _ := runCmd(t, "", m)
 	if code != 0 || !strings.Contains(stdout, ": warning: [SUI011] ") {
 		t.Errorf("exit %d:\n%s", code, stdout)
@@ -257,7 +267,7 @@ func TestValidateCommandWarningsExit0(t *testing.T) {
 // unusable input.
 func TestValidateCommandConfig(t *testing.T) {
 	dir := t.TempDir()
-	m, _ := plainInput(t, dir, mustRead(t, "../testdata/validate/sui007-fail/input.yaml"))
+	m, _ := plainInput(t, dir, mustRead(t, "../validate/testdata/sui007-fail/input.yaml"))
 	cfg := filepath.Join(dir, "cfg.yaml")
 	os.WriteFile(cfg, []byte("apiVersion: sparkui.dev/v1alpha1\nkind: SparkUIService\nmetadata:\n  name: x\nspec:\n  mode: transform\n  rbac:\n    create: false\n"), 0o600)
 	before := string(mustRead(t, m))
@@ -393,7 +403,7 @@ func TestValidateSARIF(t *testing.T) {
 				t.Fatalf("%d rules in the driver, want %d", len(run.Tool.Driver.Rules), len(validate.Rules))
 			}
 			for i, r := range run.Tool.Driver.Rules {
-				d := validate.Docs[r.ID]
+				d := validate.Rules[i]
 				if r.ID != validate.Rules[i].ID || r.ShortDescription.Text != validate.Rules[i].Title ||
 					!strings.Contains(r.FullDescription.Text, d.Why) || !strings.Contains(r.Help.Text, d.Fix) ||
 					!strings.Contains(r.Help.Markdown, d.Fix) || r.HelpURI == "" {
@@ -416,7 +426,7 @@ func TestValidateSARIF(t *testing.T) {
 	}
 
 	// The schema rejects what SARIF consumers reject.
-	m, _ := plainInput(t, t.TempDir(), mustRead(t, "../testdata/validate/sui002-fail/input.yaml"))
+	m, _ := plainInput(t, t.TempDir(), mustRead(t, "../validate/testdata/sui002-fail/input.yaml"))
 	_, good, _ := runCmd(t, "", m, "-o", "sarif")
 	for _, tc := range []struct {
 		name   string
@@ -752,7 +762,7 @@ func TestValidateModeInKustomizeAndKpt(t *testing.T) {
 	pkg := func(fixture, tag, kustomization string) string {
 		d := filepath.Join(dir, fixture+"-"+tag)
 		os.MkdirAll(d, 0o755)
-		m, _ := plainInput(t, d, mustRead(t, "../testdata/validate/"+fixture+"/input.yaml"))
+		m, _ := plainInput(t, d, mustRead(t, "../validate/testdata/"+fixture+"/input.yaml"))
 		os.Rename(m, filepath.Join(d, "m.yaml"))
 		os.WriteFile(filepath.Join(d, "sparkui-validate.yaml"), []byte(fnConfig), 0o600)
 		os.WriteFile(filepath.Join(d, "kustomization.yaml"), []byte("resources:\n- m.yaml\n"+kustomization), 0o600)
@@ -780,7 +790,7 @@ func TestValidateModeInKustomizeAndKpt(t *testing.T) {
 	for fixture, wantOK := range map[string]bool{"sui001-pass": true, "sui001-fail": false} {
 		d := filepath.Join(dir, "kpt-"+fixture)
 		os.MkdirAll(d, 0o755)
-		plainInput(t, d, mustRead(t, "../testdata/validate/"+fixture+"/input.yaml"))
+		plainInput(t, d, mustRead(t, "../validate/testdata/"+fixture+"/input.yaml"))
 		os.Remove(filepath.Join(d, "fn-config.yaml"))
 		os.WriteFile(filepath.Join(d, "Kptfile"), []byte(kptfile), 0o600)
 		out, stderr, err := runTool(kpt, "fn", "render", d, "--allow-exec", "--output", "unwrap")

@@ -23,9 +23,7 @@ import (
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/testcluster"
-	"github.com/sparkui/sparkui/runtime/agent"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
-	"github.com/sparkui/sparkui/transform"
 )
 
 // binary is sparkui-runtime built as `make build` builds it.
@@ -120,10 +118,10 @@ func setup(t *testing.T, c *testcluster.Cluster, ns, appID, svc string) *corev1.
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	role := agent.DefaultRole(svc)
+	role := sidecar.DefaultRole(svc)
 	if _, err := c.Client.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: role, Namespace: ns},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{svc}, Verbs: transform.RuntimeVerbs}},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{svc}, Verbs: sidecar.RuntimeVerbs}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

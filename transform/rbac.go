@@ -4,21 +4,18 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
 const rbacAPIVersion = "rbac.authorization.k8s.io/v1"
-
-// RuntimeVerbs are what the runtime does to its UI Service: get (to report what it found
-// when a guarded patch is refused) and patch (bind and withdraw).
-var RuntimeVerbs = []string{"get", "patch"}
 
 func roleRules(a *app.App) *yaml.Node {
 	return yamlx.NewSeq(yamlx.NewMap(
 		"apiGroups", []string{""},
 		"resources", []string{"services"},
 		"resourceNames", []string{a.UIServiceName},
-		"verbs", RuntimeVerbs,
+		"verbs", sidecar.RuntimeVerbs,
 	))
 }
 

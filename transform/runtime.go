@@ -1,8 +1,6 @@
 package transform
 
 import (
-	"strings"
-
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
@@ -11,30 +9,6 @@ import (
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
-// RuntimeConfig is what the runtime must be told about a; externalURI is the
-// functionConfig's service.externalURI.
-func RuntimeConfig(a *app.App, externalURI string) sidecar.Config {
-	uri := ""
-	if sidecar.ResolvesURI(externalURI) {
-		uri = externalURI
-	}
-	role := a.BinderName
-	if role == strings.TrimSuffix(a.UIServiceName, names.UISvcSuffix)+names.BinderSuffix {
-		role = "" // the runtime's default
-	}
-	return sidecar.Config{
-		Role:        role,
-		ExternalURI: uri,
-		Service:     a.UIServiceName,
-		AppID:       a.AppID,
-		UIPort:      a.Settings.UIPort,
-		MaxRetries:  a.Settings.MaxRetries,
-		TLS:         a.Settings.TLS,
-		SSLPort:     a.Settings.SSLPort,
-		HostNetwork: a.HostNetwork,
-	}
-}
-
 func fieldEnv(name, path string) *yaml.Node {
 	return yamlx.NewMap("name", name, "valueFrom", yamlx.NewMap("fieldRef", yamlx.NewMap("fieldPath", path)))
 }
@@ -42,7 +16,7 @@ func fieldEnv(name, path string) *yaml.Node {
 // RuntimeContainer is the native sidecar: an init container with restartPolicy Always starts
 // before the driver and is stopped after it, so it can withdraw the Service last.
 func RuntimeContainer(a *app.App, o Options) *yaml.Node {
-	cfg := RuntimeConfig(a, o.ExternalURI)
+	cfg := a.RuntimeConfig(o.ExternalURI)
 	var args []any
 	for _, s := range cfg.Args() {
 		args = append(args, s)
@@ -52,7 +26,7 @@ func RuntimeContainer(a *app.App, o Options) *yaml.Node {
 		fieldEnv(sidecar.EnvPodNamespace, "metadata.namespace"),
 		fieldEnv(sidecar.EnvPodUID, "metadata.uid"),
 	)
-	if cfg.ExternalURI == "nodePort" {
+	if cfg.ExternalURI == string(sidecar.ExternalURINodePort) {
 		env.Content = append(env.Content, fieldEnv(sidecar.EnvHostIP, "status.hostIP"))
 	}
 	return yamlx.NewMap(
@@ -96,12 +70,6 @@ func preStop() *yaml.Node {
 	return yamlx.NewMap("exec", yamlx.NewMap("command", yamlx.NewSeq(cmd...)))
 }
 
-// IsOurPreStop reports whether a preStop handler runs the runtime's withdraw command.
-func IsOurPreStop(h *yaml.Node) bool {
-	cmd := yamlx.Items(yamlx.Get(h, "exec", "command"))
-	return len(cmd) > 0 && yamlx.Str(cmd[0]) == sidecar.BinaryPath
-}
-
 // named finds the element of a list of named maps (containers, volumes, mounts).
 func named(list *yaml.Node, name string) (int, *yaml.Node) {
 	for i, e := range yamlx.Items(list) {
@@ -143,7 +111,7 @@ func InjectRuntime(a *app.App, o Options) {
 	upsertNamed(spec, "volumes", runtimeVolume())
 	upsertNamed(c, "volumeMounts", driverMount())
 	lc := yamlx.Ensure(c, "lifecycle")
-	if h := yamlx.Get(lc, "preStop"); h == nil || IsOurPreStop(h) {
+	if h := yamlx.Get(lc, "preStop"); h == nil || app.IsOurPreStop(h) {
 		yamlx.SetIfChanged(lc, "preStop", preStop())
 	}
 }
@@ -156,7 +124,7 @@ func RemoveRuntime(a *app.App) {
 	if c := a.DriverContainerNode(); c != nil {
 		removeNamed(c, "volumeMounts")
 		if lc := yamlx.Get(c, "lifecycle"); lc != nil {
-			if IsOurPreStop(yamlx.Get(lc, "preStop")) {
+			if app.IsOurPreStop(yamlx.Get(lc, "preStop")) {
 				yamlx.Delete(lc, "preStop")
 			}
 			if len(lc.Content) == 0 {

@@ -5,16 +5,9 @@ import (
 
 	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
-
-// UIPortName is the UI Service port's name: "https" when Spark serves the UI over TLS.
-func UIPortName(a *app.App) string {
-	if a.Settings.TLS {
-		return names.UIPortNameTLS
-	}
-	return names.UIPortName
-}
 
 // FrontPort is the UI Service's port: the configured one, else what Spark binds first.
 func FrontPort(a *app.App, o Options) int {
@@ -24,11 +17,12 @@ func FrontPort(a *app.App, o Options) int {
 	return a.Settings.FrontPort()
 }
 
-// NewUIService builds the UI Service for a. It has no selector: the runtime sets selector and
-// targetPort together once the UI has really bound, so nothing is routed before then.
+// NewUIService builds the UI Service for a. It declares no field the runtime writes: no
+// selector, so nothing is routed before the runtime has found the UI, and no targetPort (the
+// API server defaults it to the port), so a re-apply of the manifests keeps the runtime's bind.
 func NewUIService(a *app.App, o Options) *yaml.RNode {
 	md := ownMeta(a, a.UIServiceName)
-	if o.ExternalURI == "annotation" {
+	if o.ExternalURI == sidecar.ExternalURIAnnotation {
 		yamlx.Set(md, "annotations", yamlx.NewMap(names.AnnotationProvideExternalURI, "true"))
 	}
 	spec := yamlx.NewMap("type", serviceType(o))
@@ -46,7 +40,7 @@ func serviceType(o Options) string {
 
 func uiPort(a *app.App, o Options) *yaml.Node {
 	port := FrontPort(a, o)
-	return yamlx.NewMap("name", UIPortName(a), "protocol", "TCP", "port", port, "targetPort", port)
+	return yamlx.NewMap("name", sidecar.PortName(a.Settings.TLS), "protocol", "TCP", "port", port)
 }
 
 // copyIPFamilies makes spec's ipFamilyPolicy and ipFamilies those of the driver Service: a
@@ -66,11 +60,15 @@ func copyIPFamilies(a *app.App, spec *yaml.Node) {
 }
 
 // EnsureUIService brings an existing UI Service back to what NewUIService would build,
-// keeping everything else on it (user annotations, a chosen nodePort).
+// keeping everything else on it (user annotations, a chosen nodePort) but the fields the
+// runtime writes, which an older sparkui output or a hand edit may declare.
 func EnsureUIService(a *app.App, o Options) {
 	rn := a.UIService
 	ensureOwnMeta(rn, a, a.UIServiceName)
-	if o.ExternalURI == "annotation" {
+	for _, f := range app.RuntimeOwnedFields(rn.YNode()) {
+		f.Remove(rn.YNode())
+	}
+	if o.ExternalURI == sidecar.ExternalURIAnnotation {
 		ann := yamlx.Ensure(yamlx.Get(rn.YNode(), "metadata"), "annotations")
 		yamlx.SetIfChanged(ann, names.AnnotationProvideExternalURI, yamlx.NewStr("true"))
 	}

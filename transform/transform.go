@@ -10,6 +10,7 @@ import (
 
 	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
@@ -18,7 +19,7 @@ type Options struct {
 	ServiceEnabled bool
 	ServiceType    string // ClusterIP | NodePort | LoadBalancer
 	ServicePort    int    // 0 = derived from the Spark settings
-	ExternalURI    string // none | annotation | nodePort | loadBalancer
+	ExternalURI    sidecar.ExternalURIMode
 	RuntimeImage   string
 	CreateRBAC     bool
 }

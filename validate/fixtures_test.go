@@ -4,26 +4,30 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/app"
 )
+
+// UPDATE_GOLDEN=1 go test ./validate -run TestRuleFixtures rewrites the results.yaml files;
+// review the diff.
+var update = os.Getenv("UPDATE_GOLDEN") == "1"
 
 var fixtureName = regexp.MustCompile(`^(sui\d{3})-(fail|pass)(-[a-z0-9-]+)?$`)
 
-// TestRuleFixtures keeps the per-rule fixtures of testdata/validate honest, so they cannot
-// drift from the catalog: every rule with a check has a failing (suiNNN-fail…) and a passing
-// (suiNNN-pass…) fixture; each runs in validate mode; the results its expected.yaml holds
-// (which TestGolden in fn proves the function writes) are exactly the "# expect: RULE
-// SEVERITY KIND FIELD" lines of its input.yaml; a failing fixture's expectations include its
-// rule at the catalog's severity, a passing one has no result of its rule; every result is
-// tagged and prefixed with its rule; and the items come out as they went in.
+// TestRuleFixtures runs every rule fixture of testdata: a ResourceList in validate mode
+// (input.yaml) and the results validation gives for it (results.yaml), compared whole. Every
+// rule with a check has a failing (suiNNN-fail…) fixture, which reports it at the catalog's
+// severity, and a passing (suiNNN-pass…) one, which does not; every result is tagged and
+// prefixed with its rule; and validation leaves the items as they were.
 func TestRuleFixtures(t *testing.T) {
-	dirs, err := filepath.Glob("../testdata/validate/*")
+	dirs, err := filepath.Glob("testdata/*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,56 +50,19 @@ func TestRuleFixtures(t *testing.T) {
 		}
 		has[id][kind] = true
 		t.Run(name, func(t *testing.T) {
-			in, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			exp, err := os.ReadFile(filepath.Join(dir, "expected.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want []string
-			for _, l := range strings.Split(string(in), "\n") {
-				if e, ok := strings.CutPrefix(l, "# expect: "); ok && e != "none" {
-					want = append(want, e)
-				}
-			}
-			sort.Strings(want)
-
-			inRL, inItems := readRL(t, in)
-			outRL, outItems := readRL(t, exp)
-			if mode := inRL.FunctionConfig; mode == nil || mode.GetKind() != "ConfigMap" || mode.GetDataMap()["mode"] != "validate" {
-				t.Fatalf("functionConfig must be a ConfigMap with data.mode: validate")
-			}
-			if d := cmp.Diff(inItems, outItems); d != "" {
-				t.Errorf("validate mode changed the items (-input +expected):\n%s", d)
-			}
-
-			var got []string
+			results := runFixture(t, filepath.Join(dir, "input.yaml"))
 			own := false
-			for _, r := range yamlItems(outRL.Results) {
-				ruleID, sev, msg := lookup(r, "tags", "rule"), lookup(r, "severity"), lookup(r, "message")
-				if !strings.HasPrefix(msg, "["+ruleID+"] ") {
-					t.Errorf("message %q does not start with [%s]", msg, ruleID)
+			for _, r := range results {
+				ruleID := r.Tags["rule"]
+				if !strings.HasPrefix(r.Message, "["+ruleID+"] ") {
+					t.Errorf("message %q does not start with [%s]", r.Message, ruleID)
 				}
-				kindOf, field := lookup(r, "resourceRef", "kind"), lookup(r, "field", "path")
-				if kindOf == "" {
-					kindOf = "-"
-				}
-				if field == "" {
-					field = "-"
-				}
-				got = append(got, strings.Join([]string{ruleID, sev, kindOf, field}, " "))
 				if ruleID == id {
 					own = true
-					if kind == "fail" && sev != string(rule.Severity) {
-						t.Errorf("%s has severity %s, the catalog says %s", id, sev, rule.Severity)
+					if kind == "fail" && r.Severity != rule.Severity {
+						t.Errorf("%s has severity %s, the catalog says %s", id, r.Severity, rule.Severity)
 					}
 				}
-			}
-			sort.Strings(got)
-			if d := cmp.Diff(want, got); d != "" {
-				t.Errorf("expected.yaml's results differ from the # expect lines (-want +got):\n%s", d)
 			}
 			if kind == "fail" && !own {
 				t.Errorf("failing fixture has no %s result", id)
@@ -103,44 +70,93 @@ func TestRuleFixtures(t *testing.T) {
 			if kind == "pass" && own {
 				t.Errorf("passing fixture has a %s result", id)
 			}
+			got, err := yaml.Marshal(results)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(results) == 0 {
+				got = []byte("[]\n")
+			}
+			golden := filepath.Join(dir, "results.yaml")
+			if update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(string(want), string(got)); d != "" {
+				t.Errorf("results differ from results.yaml (-want +got):\n%s", d)
+			}
 		})
 	}
 	for _, r := range Rules {
 		if r.Check == nil {
-			continue // SUI014 is the functionConfig's: testdata/bad-config*
+			continue // SUI014 is the functionConfig's: testdata/bad-config* at the top level
 		}
 		if !has[r.ID]["fail"] || !has[r.ID]["pass"] {
-			t.Errorf("%s lacks a failing or a passing fixture in testdata/validate", r.ID)
+			t.Errorf("%s lacks a failing or a passing fixture in testdata", r.ID)
 		}
 	}
 }
 
-func readRL(t *testing.T, b []byte) (*kio.ByteReader, []string) {
+// runFixture validates a fixture the way the function does in validate mode, and checks that
+// the items come out as they went in.
+func runFixture(t *testing.T, path string) framework.Results {
 	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := &kio.ByteReader{Reader: strings.NewReader(string(b)), OmitReaderAnnotations: true}
 	items, err := r.Read()
 	if err != nil {
 		t.Fatal(err)
 	}
+	before := strings.Join(itemStrings(t, items), "---\n")
+	results := Run(&Context{Model: app.Build(items, fixtureSparkConf(t, r.FunctionConfig))})
+	if after := strings.Join(itemStrings(t, items), "---\n"); after != before {
+		t.Errorf("validation changed the items:\n%s", cmp.Diff(before, after))
+	}
+	return results
+}
+
+// fixtureSparkConf reads the fixture's functionConfig: a ConfigMap with mode: validate and
+// nothing else but spark.* keys (spec.sparkConf in the ConfigMap form). Anything else would
+// need the function's config loading, which the fixtures of the top-level testdata cover.
+func fixtureSparkConf(t *testing.T, fc *yaml.RNode) map[string]string {
+	t.Helper()
+	if fc == nil || fc.GetKind() != "ConfigMap" || fc.GetDataMap()["mode"] != "validate" {
+		t.Fatalf("functionConfig must be a ConfigMap with data.mode: validate")
+	}
+	var conf map[string]string
+	for k, v := range fc.GetDataMap() {
+		switch {
+		case k == "mode":
+		case strings.HasPrefix(k, "spark."):
+			if conf == nil {
+				conf = map[string]string{}
+			}
+			conf[k] = v
+		default:
+			t.Fatalf("functionConfig key %q: the rule fixtures take mode and spark.* keys only", k)
+		}
+	}
+	return conf
+}
+
+func itemStrings(t *testing.T, items []*yaml.RNode) []string {
+	t.Helper()
 	var out []string
 	for _, it := range items {
-		out = append(out, it.MustString())
+		s, err := it.String()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
 	}
-	return r, out
-}
-
-func yamlItems(n *yaml.RNode) []*yaml.RNode {
-	if n == nil {
-		return nil
-	}
-	els, _ := n.Elements()
-	return els
-}
-
-func lookup(r *yaml.RNode, path ...string) string {
-	n, err := r.Pipe(yaml.Lookup(path...))
-	if err != nil || n == nil {
-		return ""
-	}
-	return n.YNode().Value
+	return out
 }

@@ -3,9 +3,38 @@ package validate
 import (
 	"fmt"
 
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/yamlx"
-	"github.com/sparkui/sparkui/transform"
 )
+
+// SUI001: a driver container declares containerPort: 0.
+var SUI001 = Rule{
+	ID:       "SUI001",
+	Severity: framework.Error,
+	Title:    "a driver container declares containerPort: 0",
+	Name:     "ZeroContainerPort",
+	Catches:  "A port of the driver container with containerPort 0 (or no containerPort): what spark-submit writes for spark.ui.port=0.",
+	Why:      "The API server rejects the whole Pod (422: containerPort must be between 1 and 65535), so the application never starts.",
+	Fix:      "Remove that port entry: a random port cannot be declared. sparkui-fn (transform mode) drops it; with a fixed spark.ui.port, declare that port instead.",
+	Failing: `apiVersion: v1
+kind: Pod
+metadata:
+  labels: {spark-role: driver, spark-app-selector: spark-7e0d…}
+spec:
+  containers:
+  - name: spark-kubernetes-driver
+    ports:
+    - {name: driver-rpc-port, containerPort: 7078}
+    - {name: spark-ui, containerPort: 0}   # SUI001 spec.containers[0].ports[1].containerPort
+`,
+	Passing: `    ports:
+    - {name: driver-rpc-port, containerPort: 7078}
+    # spark.ui.port=0: the UI port is not declared (a fixed spark.ui.port may be)
+`,
+	Check: checkSUI001,
+}
 
 // checkSUI001: containerPort 0 is what spark.ui.port=0 writes; the API server rejects the Pod.
 func checkSUI001(ctx *Context) []Finding {
@@ -13,7 +42,7 @@ func checkSUI001(ctx *Context) []Finding {
 	for _, a := range ctx.Model.Apps {
 		c := a.DriverContainerNode()
 		for j, p := range yamlx.Items(yamlx.Get(c, "ports")) {
-			if transform.ZeroContainerPort(p) {
+			if app.ZeroContainerPort(p) {
 				out = append(out, Finding{Object: a.Pod,
 					Field: fmt.Sprintf("%s.ports[%d].containerPort", a.DriverContainerPath(), j),
 					Msg:   fmt.Sprintf("driver container port %q has containerPort 0 (or none): the API server rejects the Pod", yamlx.GetStr(p, "name"))})

@@ -1,8 +1,33 @@
 package validate
 
 import (
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
+
+// SUI005: the UI Service's IP families differ from the driver Service's.
+var SUI005 = Rule{
+	ID:       "SUI005",
+	Severity: framework.Error,
+	Title:    "the UI Service's IP families differ from the driver Service's",
+	Name:     "UIServiceIPFamilies",
+	Catches:  "A UI Service whose spec.ipFamilyPolicy or spec.ipFamilies (including their order) differ from the driver Service's.",
+	Why:      "On a dual-stack cluster the UI Service's primary cluster IP is then of another family than the driver's address; on a single-stack cluster a family the cluster lacks is refused.",
+	Fix:      "Copy ipFamilyPolicy and ipFamilies, in order, from the driver Service (spark.kubernetes.driver.service.ipFamilyPolicy and .ipFamilies); sparkui-fn does.",
+	Failing: `kind: Service    # the driver Service
+metadata: {name: wordcount-…-driver-svc}
+spec: {clusterIP: None, ipFamilyPolicy: RequireDualStack, ipFamilies: [IPv6, IPv4]}
+---
+kind: Service    # the UI Service
+metadata: {name: wordcount-…-ui-svc}
+spec: {ipFamilyPolicy: RequireDualStack, ipFamilies: [IPv4, IPv6]}   # SUI005 spec.ipFamilies
+`,
+	Passing: `kind: Service    # the UI Service
+spec: {ipFamilyPolicy: RequireDualStack, ipFamilies: [IPv6, IPv4]}
+`,
+	Check: checkSUI005,
+}
 
 // checkSUI005: a UI Service of another IP family than the driver Service cannot reach the
 // driver's address (or is refused on a single-stack cluster).

@@ -4,7 +4,29 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 )
+
+// SUI006: a UI Service name is invalid or collides with another Service.
+var SUI006 = Rule{
+	ID:       "SUI006",
+	Severity: framework.Error,
+	Title:    "a UI Service name is invalid or collides with another Service",
+	Name:     "UIServiceName",
+	Catches:  "A UI Service name that is not a DNS-1035 label, or that another Service in the same namespace of the input also has.",
+	Why:      "An invalid name is rejected by the API server; a shared name makes one apply overwrite the other Service, breaking whichever was there first.",
+	Fix:      "Let sparkui-fn name it (<prefix>-ui-svc, or a deterministic hashed name when that is taken, too long or invalid), or rename the Service, the Role's resourceNames and the runtime's --service together.",
+	Failing: `kind: Service    # sparkui's UI Service
+metadata: {name: wordcount-5b2d0c9e1f3a7b64-ui-svc, namespace: analytics}   # SUI006 metadata.name
+---
+kind: Service    # an operator's Service of the same name
+metadata: {name: wordcount-5b2d0c9e1f3a7b64-ui-svc, namespace: analytics}
+`,
+	Passing: `kind: Service    # what sparkui-fn names it when <prefix>-ui-svc is taken
+metadata: {name: wordcount-5b2d0c9e1f3a7b64-f5506757-ui-svc, namespace: analytics}
+`,
+	Check: checkSUI006,
+}
 
 // checkSUI006: an invalid name is refused by the API server; a clash overwrites another
 // Service on apply.

@@ -11,9 +11,37 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
-	"github.com/sparkui/sparkui/transform"
 )
+
+// SUI007: the driver's ServiceAccount lacks get or patch on the UI Service.
+var SUI007 = Rule{
+	ID:       "SUI007",
+	Severity: framework.Error,
+	Title:    "the driver's ServiceAccount lacks get or patch on the UI Service",
+	Name:     "UIServiceRBAC",
+	Catches:  "The driver Pod's ServiceAccount is not granted get and patch on its UI Service by the Roles, ClusterRoles, RoleBindings and ClusterRoleBindings in the input (subjects by ServiceAccount, user name and groups; wildcards; resourceNames; the binding's namespace; ClusterRole aggregation).",
+	Why:      "The runtime's bind and withdraw requests are refused with 403: the UI Service never gets endpoints, and at shutdown it cannot be withdrawn.",
+	Fix:      "Bind a Role granting get and patch on services, resourceNames: [the UI Service], to the driver's ServiceAccount in the UI Service's namespace (sparkui-fn adds one with rbac.create: true). With rbac.create: false the grant may live outside the input and the finding is a warning.",
+	Failing: `kind: Role
+metadata: {name: wordcount-…-ui-svc-binder, namespace: analytics}
+rules:
+- apiGroups: [""]
+  resources: [services]
+  resourceNames: [wordcount-…-driver-svc]   # not the UI Service: SUI007 on the Pod's spec.serviceAccountName
+  verbs: [get, patch]
+---
+kind: RoleBinding
+metadata: {name: wordcount-…-ui-svc-binder, namespace: analytics}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: wordcount-…-ui-svc-binder}
+subjects: [{kind: ServiceAccount, name: spark, namespace: analytics}]
+`,
+	Passing: `  resourceNames: [wordcount-…-ui-svc]
+`,
+	Notes: "SUI007 evaluates the RBAC objects the way the API server's authorizer and the ClusterRole aggregation controller do: a RoleBinding grants only in its own namespace, and its ServiceAccount subject without a namespace means the binding's; a ServiceAccount is matched as itself, as the user `system:serviceaccount:<ns>:<name>` and through the groups `system:serviceaccounts`, `system:serviceaccounts:<ns>` and `system:authenticated`; `*` matches any verb, resource and API group; `resourceNames` must name the UI Service; an aggregated ClusterRole (an `aggregationRule`) grants exactly the rules of the ClusterRoles its selectors match, transitively, and none of the rules written in its own manifest (the controller overwrites them). Grants that live only in the cluster (for example a binding to the built-in `edit` ClusterRole) are not in the input and so do not count: set `rbac.create: false` to make the finding a warning in that case.",
+	Check: checkSUI007,
+}
 
 // checkSUI007: without get and patch on its UI Service the runtime can never bind it. The
 // Roles, ClusterRoles and bindings in the input are evaluated the way the RBAC authorizer
@@ -31,7 +59,7 @@ func checkSUI007(ctx *Context) []Finding {
 		}
 		_, svc := app.Meta(a.UIService)
 		var missing []string
-		for _, verb := range transform.RuntimeVerbs {
+		for _, verb := range sidecar.RuntimeVerbs {
 			if !ev.allowed(a.Namespace, a.SA(), verb, svc) {
 				missing = append(missing, verb)
 			}

@@ -4,12 +4,39 @@ import (
 	"fmt"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
 	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
-	"github.com/sparkui/sparkui/transform"
 )
+
+// SUI009: the runtime's settings disagree with the application.
+var SUI009 = Rule{
+	ID:       "SUI009",
+	Severity: framework.Error,
+	Title:    "the runtime's settings disagree with the application",
+	Name:     "RuntimeSettings",
+	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network) disagree with the application, that is not a native sidecar (restartPolicy: Always), that lacks POD_NAME, POD_NAMESPACE and POD_UID from the downward API, or a driver Pod without the spark-app-selector label the runtime selects it by.",
+	Why:      "The runtime then probes the wrong ports or binds another Service; without restartPolicy: Always it is an ordinary init container that never exits, so the driver never starts; without the downward-API env it cannot guard its patches or withdraw; without the label the bound Service selects nothing.",
+	Fix:      "Run sparkui-fn in transform mode again after changing spark.properties or the Pod: it rewrites the sidecar from the application.",
+	Failing: `kind: ConfigMap
+data:
+  spark.properties: |
+    spark.ui.port=4050
+---
+kind: Pod
+spec:
+  initContainers:
+  - name: sparkui-runtime
+    restartPolicy: Always
+    args: [run, --service=wordcount-…-ui-svc, --app-id=spark-7e0d…, --ui-port=0, …]   # SUI009 spec.initContainers[0].args
+`,
+	Passing: `    args: [run, --service=wordcount-…-ui-svc, --app-id=spark-7e0d…, --ui-port=4050, …]
+`,
+	Check: checkSUI009,
+}
 
 var podEnv = map[string]string{
 	sidecar.EnvHostIP:       "status.hostIP",
@@ -40,7 +67,7 @@ func checkSUI009(ctx *Context) []Finding {
 		got, err := sidecar.ParseArgs(args)
 		// How the external URI is published is the functionConfig's choice, unknown here:
 		// take the runtime's, and check below that the Pod and Service support it.
-		want := transform.RuntimeConfig(a, got.ExternalURI)
+		want := a.RuntimeConfig(sidecar.ExternalURIMode(got.ExternalURI))
 		if a.UIService != nil {
 			// The runtime must bind the UI Service the input holds. When that Service's name is
 			// invalid or taken, a.UIServiceName is the name transform would move it to, which
@@ -62,10 +89,10 @@ func checkSUI009(ctx *Context) []Finding {
 			env[yamlx.GetStr(e, "name")] = yamlx.GetStr(e, "valueFrom", "fieldRef", "fieldPath")
 		}
 		needEnv := []string{sidecar.EnvPodName, sidecar.EnvPodNamespace, sidecar.EnvPodUID}
-		if got.ExternalURI == "nodePort" {
+		if sidecar.ExternalURIMode(got.ExternalURI) == sidecar.ExternalURINodePort {
 			needEnv = append(needEnv, sidecar.EnvHostIP)
 		}
-		if wantType := map[string]string{"nodePort": "NodePort", "loadBalancer": "LoadBalancer"}[got.ExternalURI]; wantType != "" && a.UIService != nil {
+		if wantType := map[sidecar.ExternalURIMode]string{sidecar.ExternalURINodePort: "NodePort", sidecar.ExternalURILoadBalancer: "LoadBalancer"}[sidecar.ExternalURIMode(got.ExternalURI)]; wantType != "" && a.UIService != nil {
 			if t := yamlx.GetStr(a.UIService.YNode(), "spec", "type"); t != wantType && !(wantType == "NodePort" && t == "LoadBalancer") {
 				out = append(out, Finding{Object: a.Pod, Field: base + ".args",
 					Msg: "the runtime is to publish the external URI by " + got.ExternalURI + ", but the UI Service is of type " + t})
@@ -97,7 +124,7 @@ func configDiff(got, want sidecar.Config) string {
 		add("--ssl-ui-port", got.SSLPort, want.SSLPort)
 	}
 	add("--host-network", got.HostNetwork, want.HostNetwork)
-	if got.ExternalURI != "" && !sidecar.ResolvesURI(got.ExternalURI) {
+	if got.ExternalURI != "" && !sidecar.ResolvesURI(sidecar.ExternalURIMode(got.ExternalURI)) {
 		d = append(d, "--external-uri is "+got.ExternalURI+", which the runtime does not resolve (nodePort or loadBalancer)")
 	}
 	return strings.Join(d, "; ")

@@ -1,8 +1,34 @@
 package validate
 
 import (
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
+
+// SUI011: hostNetwork: true with declared containerPorts.
+var SUI011 = Rule{
+	ID:       "SUI011",
+	Severity: framework.Warning,
+	Title:    "hostNetwork: true with declared containerPorts",
+	Name:     "HostNetworkPorts",
+	Catches:  "A driver Pod with hostNetwork: true whose containers declare ports.",
+	Why:      "Under hostNetwork every declared containerPort is a hostPort: the scheduler will not put two drivers declaring the same one on one node.",
+	Fix:      "Remove the declared ports (Spark binds them all the same) with a pod template or a patch; sparkui-fn drops the UI's.",
+	Failing: `kind: Pod
+spec:
+  hostNetwork: true
+  containers:
+  - name: spark-kubernetes-driver
+    ports: [{name: driver-rpc-port, containerPort: 7078}]   # SUI011 spec.containers[0].ports
+`,
+	Passing: `spec:
+  hostNetwork: true
+  containers:
+  - name: spark-kubernetes-driver   # no ports declared
+`,
+	Check: checkSUI011,
+}
 
 // checkSUI011: under hostNetwork every declared containerPort becomes a hostPort, and two
 // drivers declaring the same one cannot share a node.

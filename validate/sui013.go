@@ -1,6 +1,29 @@
 package validate
 
-import "github.com/sparkui/sparkui/internal/sparkconf"
+import (
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+	"github.com/sparkui/sparkui/internal/sparkconf"
+)
+
+// SUI013: driver-only or client mode detected.
+var SUI013 = Rule{
+	ID:       "SUI013",
+	Severity: framework.Info,
+	Title:    "driver-only or client mode detected",
+	Name:     "DriverOnlyOrClientMode",
+	Catches:  "Driver-only mode (spark.kubernetes.driver.master=local...) or client mode (spark.submit.deployMode=client).",
+	Why:      "Both are supported; the note says which identity the runtime checks: in driver-only mode Spark reports a local-... application id, so the runtime matches the UI by the Pod name.",
+	Fix:      "Nothing to fix: the finding is information.",
+	Failing: `kind: ConfigMap
+data:
+  spark.properties: |
+    spark.kubernetes.driver.master=local[*]   # SUI013 (info) on the Pod
+`,
+	Passing: `    spark.submit.deployMode=cluster
+`,
+	Check: checkSUI013,
+}
 
 // checkSUI013: noted so a reader of the results knows which identity the runtime will use
 // (in driver-only mode the UI reports a local-… id, so it matches on the Pod name).

@@ -5,8 +5,30 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
+// SUI014: invalid functionConfig.
+var SUI014 = Rule{
+	ID:       "SUI014",
+	Severity: framework.Error,
+	Title:    "invalid functionConfig",
+	Name:     "FunctionConfig",
+	Catches:  "An unknown field or key, or a bad value, in the functionConfig (typed SparkUIService or ConfigMap).",
+	Why:      "The function cannot know what was meant, so it changes nothing rather than guess: a typo such as serviceTyp would otherwise fall back to the default silently.",
+	Fix:      "Correct the named field (see docs/configuration.md).",
+	RaisedBy: "fn/config.go",
+	Fixtures: "[`testdata/bad-config`](../testdata/bad-config/input.yaml) and [`testdata/bad-configmap-config`](../testdata/bad-configmap-config/input.yaml) (the golden tests).",
+	Failing: `apiVersion: sparkui.dev/v1alpha1
+kind: SparkUIService
+spec:
+  service:
+    type: ExternalName   # SUI014 spec.service.type (in the ConfigMap form: data.serviceType)
+`,
+	Passing: `  service:
+    type: NodePort
+`,
+}
+
 // ConfigError is SUI014: the functionConfig is invalid at field. Nothing is changed when the
 // configuration cannot be trusted.
 func ConfigError(fc *yaml.RNode, field, msg string) *framework.Result {
-	return NewResult("SUI014", framework.Error, fc, field, "invalid functionConfig: "+field+": "+msg)
+	return NewResult(SUI014.ID, SUI014.Severity, fc, field, "invalid functionConfig: "+field+": "+msg)
 }

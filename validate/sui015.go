@@ -1,9 +1,30 @@
 package validate
 
 import (
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
 	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/names"
 )
+
+// SUI015: unreadable spark.properties or a bad UI setting.
+var SUI015 = Rule{
+	ID:       "SUI015",
+	Severity: framework.Error,
+	Title:    "unreadable spark.properties or a bad UI setting",
+	Name:     "SparkProperties",
+	Catches:  "A driver spark.properties that cannot be parsed, or a UI setting (spark.ui.port, spark.port.maxRetries, spark.ssl.ui.port, the TLS and UI switches) that is not a valid value.",
+	Why:      "Spark fails at start on it, and sparkui cannot know which port the UI will bind (it assumes Spark's default for the rest).",
+	Fix:      "Correct the named key in the ConfigMap, or in spec.sparkConf.",
+	Failing: `kind: ConfigMap
+data:
+  spark.properties: |
+    spark.ui.port=40x0   # SUI015 data["spark.properties"]
+`,
+	Passing: `    spark.ui.port=4040
+`,
+	Check: checkSUI015,
+}
 
 // checkSUI015: an unreadable spark.properties or a bad port setting fails the driver at
 // start (Spark throws on it), and sparkui cannot know which port to expect.

@@ -3,10 +3,37 @@ package validate
 import (
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
-	"github.com/sparkui/sparkui/transform"
 )
+
+// SUI017: the driver container has its own preStop hook.
+var SUI017 = Rule{
+	ID:       "SUI017",
+	Severity: framework.Warning,
+	Title:    "the driver container has its own preStop hook",
+	Name:     "OwnPreStopHook",
+	Catches:  "A driver container whose preStop hook is not sparkui's withdrawal hook.",
+	Why:      "sparkui-fn keeps the user's hook and installs none of its own: the UI Service is then withdrawn only when the runtime sees the UI go away, after the driver got SIGTERM, so requests can reach a stopping UI.",
+	Fix:      "Chain the hooks: run /opt/sparkui/sparkui-runtime withdraw --socket=/opt/sparkui/runtime.sock --timeout=10s first in your own hook.",
+	Failing: `kind: Pod
+spec:
+  containers:
+  - name: spark-kubernetes-driver
+    lifecycle:
+      preStop:
+        exec: {command: [/bin/sh, -c, sleep 5]}   # SUI017 spec.containers[0].lifecycle.preStop
+`,
+	Passing: `    lifecycle:
+      preStop:
+        exec:
+          command: [/opt/sparkui/sparkui-runtime, withdraw, --socket=/opt/sparkui/runtime.sock, --timeout=10s]
+`,
+	Check: checkSUI017,
+}
 
 // checkSUI017: the function leaves a user's own preStop hook in place; without sparkui's, the
 // Service is withdrawn only when the runtime sees the UI go away, after the driver got
@@ -18,7 +45,7 @@ func checkSUI017(ctx *Context) []Finding {
 			continue
 		}
 		c := a.DriverContainerNode()
-		if h := yamlx.Get(c, "lifecycle", "preStop"); h != nil && !transform.IsOurPreStop(h) {
+		if h := yamlx.Get(c, "lifecycle", "preStop"); h != nil && !app.IsOurPreStop(h) {
 			out = append(out, Finding{Object: a.Pod, Field: a.DriverContainerPath() + ".lifecycle.preStop",
 				Msg: "the driver container has its own preStop hook, so sparkui's withdrawal hook is not installed: the UI Service is withdrawn only after the driver has stopped serving; chain the hook: run " + quote(strings.Join(sidecar.PreStopCommand(), " ")) + " first"})
 		}

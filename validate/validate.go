@@ -31,36 +31,33 @@ type Finding struct {
 	Severity framework.Severity
 }
 
-// Rule is one entry of the catalog.
+// Rule is one rule: what it reports, its documentation (docs/rules.md is generated from it,
+// the SARIF report carries it), and its check. Each lives in the file named after its ID and
+// is listed once in Rules.
 type Rule struct {
 	ID       string
 	Severity framework.Severity
-	Title    string
-	// Check is nil for rules raised outside the model (the functionConfig's SUI014).
+	// Title is the one-line finding of the rules table and the SARIF short description.
+	Title string
+	// Name is a PascalCase identifier (SARIF reportingDescriptor.name).
+	Name string
+	// Catches, Why and Fix explain the rule to whoever meets its findings: what it catches,
+	// the failure in a running cluster it prevents, and how to fix it.
+	Catches, Why, Fix string
+	// Failing and Passing are the smallest manifest excerpts that show the point (YAML);
+	// PassingNote says in words what passes where an excerpt would not, Notes adds paragraphs.
+	Failing, Passing, PassingNote, Notes string
+	// RaisedBy and Fixtures are for rules raised outside the model (SUI014): the file that
+	// raises it (relative to the repository root; the docs link it, so a move fails
+	// validate/internal/gendocs), and where its fixtures are, in markdown relative to docs/.
+	RaisedBy, Fixtures string
+	// Check is nil for rules raised outside the model.
 	Check func(*Context) []Finding
 }
 
-// Rules is the catalog, in ID order.
-var Rules = []Rule{
-	{"SUI001", framework.Error, "a driver container declares containerPort: 0", checkSUI001},
-	{"SUI002", framework.Error, "a Service selecting a driver declares port: 0 or targetPort: 0", checkSUI002},
-	{"SUI003", framework.Error, "a UI Service exists while spark.ui.enabled=false", checkSUI003},
-	{"SUI004", framework.Error, "the UI Service has a selector in the manifests", checkSUI004},
-	{"SUI005", framework.Error, "the UI Service's IP families differ from the driver Service's", checkSUI005},
-	{"SUI006", framework.Error, "a UI Service name is invalid or collides with another Service", checkSUI006},
-	{"SUI007", framework.Error, "the driver's ServiceAccount lacks get or patch on the UI Service", checkSUI007},
-	{"SUI008", framework.Error, "a UI Service exists but its driver Pod has no runtime to bind it", checkSUI008},
-	{"SUI009", framework.Error, "the runtime's settings disagree with the application", checkSUI009},
-	{"SUI010", framework.Error, "TLS is on but the UI Service is set up for plain HTTP", checkSUI010},
-	{"SUI011", framework.Warning, "hostNetwork: true with declared containerPorts", checkSUI011},
-	{"SUI012", framework.Warning, "an externally exposed UI Service outlives its driver", checkSUI012},
-	{"SUI013", framework.Info, "driver-only or client mode detected", checkSUI013},
-	{"SUI014", framework.Error, "invalid functionConfig", nil},
-	{"SUI015", framework.Error, "unreadable spark.properties or a bad UI setting", checkSUI015},
-	{"SUI016", framework.Warning, "the driver Pod has no serviceAccountName", checkSUI016},
-	{"SUI017", framework.Warning, "the driver container has its own preStop hook", checkSUI017},
-	{"SUI018", framework.Warning, "the driver's spark.properties ConfigMap is not in the input", checkSUI018},
-	{"SUI019", framework.Error, "an object appears twice in the input", checkSUI019},
+// HelpURI is where rule id's section of docs/rules.md is published.
+func HelpURI(id string) string {
+	return "https://github.com/sparkui/sparkui/blob/main/docs/rules.md#" + strings.ToLower(id)
 }
 
 // Run applies every rule and returns the results, application by application in input

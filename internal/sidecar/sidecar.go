@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/sparkui/sparkui/internal/names"
 )
 
 const (
@@ -95,7 +98,9 @@ func (c Config) Args() []string {
 
 // ResolvesURI reports whether the runtime itself resolves the external URI for mode (the
 // functionConfig's service.externalURI).
-func ResolvesURI(mode string) bool { return mode == "nodePort" || mode == "loadBalancer" }
+func ResolvesURI(mode ExternalURIMode) bool {
+	return mode == ExternalURINodePort || mode == ExternalURILoadBalancer
+}
 
 // ParseArgs reads container args written by Args (or by hand).
 func ParseArgs(args []string) (Config, error) {
@@ -142,3 +147,39 @@ func (w Withdraw) Args() []string {
 func PreStopCommand() []string {
 	return append([]string{BinaryPath}, DefaultWithdraw().Args()...)
 }
+
+// ExternalURIMode is how the UI's external URI gets published: the functionConfig's
+// service.externalURI, and (for the modes the runtime resolves) the runtime's --external-uri.
+type ExternalURIMode string
+
+const (
+	ExternalURINone ExternalURIMode = "none"
+	// ExternalURIAnnotation leaves resolving to an outside controller, asked by annotation.
+	ExternalURIAnnotation   ExternalURIMode = "annotation"
+	ExternalURINodePort     ExternalURIMode = "nodePort"
+	ExternalURILoadBalancer ExternalURIMode = "loadBalancer"
+)
+
+// RuntimeVerbs are what the runtime does to its UI Service: get (to report what it found when
+// a guarded patch is refused) and patch (bind and withdraw). The function grants exactly
+// these, validation checks the input's RBAC grants them.
+var RuntimeVerbs = []string{"get", "patch"}
+
+// PortName is the UI Service port's name: Spark's name for the UI port, or "https" when the
+// UI serves TLS, so that clients and meshes going by the name speak TLS to it. The function
+// names the port, the runtime finds it by name to patch its targetPort.
+func PortName(tls bool) string {
+	if tls {
+		return names.UIPortNameTLS
+	}
+	return names.UIPortName
+}
+
+// DefaultRole is the Role the function names for a UI Service <prefix>-ui-svc: the runtime
+// names it in RBAC failure messages when --role is not given.
+func DefaultRole(service string) string {
+	return strings.TrimSuffix(service, names.UISvcSuffix) + names.BinderSuffix
+}
+
+// IsWithdrawCommand reports whether a preStop exec command runs the runtime's withdrawal.
+func IsWithdrawCommand(cmd []string) bool { return len(cmd) > 0 && cmd[0] == BinaryPath }

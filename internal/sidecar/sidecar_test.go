@@ -47,3 +47,36 @@ func TestConfigArgsRoundTrip(t *testing.T) {
 		t.Error("no error for args that are not run's")
 	}
 }
+
+func TestDefaultRole(t *testing.T) {
+	for svc, want := range map[string]string{"x-ui-svc": "x-ui-svc-binder", "short": "short-ui-svc-binder"} {
+		if got := DefaultRole(svc); got != want {
+			t.Errorf("DefaultRole(%q) = %q, want %q", svc, got, want)
+		}
+	}
+}
+
+func TestPortName(t *testing.T) {
+	if PortName(false) != "spark-ui" || PortName(true) != "https" {
+		t.Errorf("PortName(false), PortName(true) = %q, %q", PortName(false), PortName(true))
+	}
+}
+
+func TestIsWithdrawCommand(t *testing.T) {
+	if !IsWithdrawCommand(PreStopCommand()) {
+		t.Error("the preStop command is not recognised as the withdrawal")
+	}
+	for _, cmd := range [][]string{nil, {"/bin/sh", "-c", BinaryPath + " withdraw"}} {
+		if IsWithdrawCommand(cmd) {
+			t.Errorf("IsWithdrawCommand(%q) = true", cmd)
+		}
+	}
+}
+
+func TestResolvesURI(t *testing.T) {
+	for mode, want := range map[ExternalURIMode]bool{ExternalURINone: false, ExternalURIAnnotation: false, ExternalURINodePort: true, ExternalURILoadBalancer: true, "": false} {
+		if ResolvesURI(mode) != want {
+			t.Errorf("ResolvesURI(%q) = %v", mode, !want)
+		}
+	}
+}

@@ -87,16 +87,11 @@ func (c *Config) defaults() {
 		c.Getenv = os.Getenv
 	}
 	if c.Role == "" {
-		c.Role = DefaultRole(c.Service)
+		c.Role = sidecar.DefaultRole(c.Service)
 	}
 	if len(c.Selector) == 0 {
 		c.Selector = binder.DefaultSelector(c.AppID)
 	}
-}
-
-// DefaultRole is the Role sparkui-fn names for a UI Service <prefix>-ui-svc.
-func DefaultRole(service string) string {
-	return strings.TrimSuffix(service, names.UISvcSuffix) + names.BinderSuffix
 }
 
 // Validate reports a configuration the runtime cannot work with.
@@ -141,10 +136,7 @@ func (c *Config) PortRange() (first, last int) {
 
 // PortName is the name of the UI Service's port.
 func (c *Config) PortName() string {
-	if c.TLS {
-		return names.UIPortNameTLS
-	}
-	return names.UIPortName
+	return sidecar.PortName(c.TLS)
 }
 
 // Status is the UI Service's state as last acknowledged by the API server.

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/testcluster"
-	"github.com/sparkui/sparkui/runtime/agent"
 	"github.com/sparkui/sparkui/runtime/control"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
 )
@@ -232,7 +232,7 @@ func TestRoleMissing(t *testing.T) {
 	r := start(t, a, cfg)
 	msg := r.waitErr(t, "403")
 	for _, want := range []string{"patch", "services", `"` + a.service + `"`, "namespace " + a.ns,
-		"ServiceAccount " + a.ns + "/" + sa, "Role " + a.ns + "/" + agent.DefaultRole(a.service), "[get patch]"} {
+		"ServiceAccount " + a.ns + "/" + sa, "Role " + a.ns + "/" + sidecar.DefaultRole(a.service), "[get patch]"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("403 message does not name %q: %s", want, msg)
 		}

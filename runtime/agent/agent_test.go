@@ -88,7 +88,4 @@ func TestConfig(t *testing.T) {
 			t.Errorf("Validate() = %v, want it to name %s", err, want)
 		}
 	}
-	if DefaultRole("x-ui-svc") != "x-ui-svc-binder" || DefaultRole("short") != "short-ui-svc-binder" {
-		t.Error(DefaultRole("x-ui-svc"), DefaultRole("short"))
-	}
 }

@@ -31,7 +31,6 @@ import (
 	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/agent"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
-	"github.com/sparkui/sparkui/transform"
 )
 
 // The package's tests share one control plane with kube-controller-manager (EndpointSlices,
@@ -201,10 +200,10 @@ func (a *app) createRBAC(t testing.TB) {
 	t.Helper()
 	ctx := testcluster.Context(t, 30*time.Second)
 	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: agent.DefaultRole(a.service), Namespace: a.ns},
+		ObjectMeta: metav1.ObjectMeta{Name: sidecar.DefaultRole(a.service), Namespace: a.ns},
 		Rules: []rbacv1.PolicyRule{{
 			APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{a.service},
-			Verbs: transform.RuntimeVerbs,
+			Verbs: sidecar.RuntimeVerbs,
 		}},
 	}
 	if _, err := a.c.Client.RbacV1().Roles(a.ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {

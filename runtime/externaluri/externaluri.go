@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sidecar"
 )
 
 // Service is the part of a core/v1 Service the runtime reads (decoded from the API server's
@@ -113,7 +114,7 @@ func Modes() []string {
 // that mode ("", none, annotation).
 func New(mode string, env Env) (Resolver, error) {
 	switch mode {
-	case "", "none", "annotation":
+	case "", string(sidecar.ExternalURINone), string(sidecar.ExternalURIAnnotation):
 		return nil, nil
 	}
 	f, ok := registry[mode]

@@ -3,9 +3,13 @@ package externaluri
 import (
 	"context"
 	"fmt"
+
+	"github.com/sparkui/sparkui/internal/sidecar"
 )
 
-func init() { register("loadBalancer", func(Env) (Resolver, error) { return loadBalancer{}, nil }) }
+func init() {
+	register(string(sidecar.ExternalURILoadBalancer), func(Env) (Resolver, error) { return loadBalancer{}, nil })
+}
 
 // loadBalancer: the first load-balancer ingress (IP, else hostname) and the UI port. The
 // ingress appears in the Service's status some time after binding: the runtime reads the

@@ -8,7 +8,7 @@ import (
 	"github.com/sparkui/sparkui/internal/sidecar"
 )
 
-func init() { register("nodePort", newNodePort) }
+func init() { register(string(sidecar.ExternalURINodePort), newNodePort) }
 
 // nodePort: the node's address (downward API status.hostIP, $HOST_IP) and the UI port's
 // allocated nodePort. Known from the bind response: no read.

@@ -1,0 +1,168 @@
+package app
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sparkconf"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+// build makes one application from its carrier: what the driver's pod spec says, its Spark
+// conf, its identity, the objects in the input that belong to it, and the names of what
+// sparkui adds for it. Names are handed out in carrier order, so a rerun gets the same ones.
+func (ix *index) build(c carrier, sparkConf map[string]string) *App {
+	a := &App{Pod: c.object, Namespace: c.namespace, PodName: c.name}
+	a.readPodSpec(c.podSpec)
+	a.readSparkConf(c.podSpec, ix.configMaps, sparkConf)
+	a.identify(c.labels)
+	ix.attach(a, c.labels)
+	ix.name(a)
+	return a
+}
+
+func (a *App) readPodSpec(spec *yaml.Node) {
+	a.HostNetwork = yamlx.GetStr(spec, "hostNetwork") == "true"
+	a.ServiceAccount = yamlx.GetStr(spec, "serviceAccountName")
+	if a.ServiceAccount == "" {
+		a.ServiceAccount = yamlx.GetStr(spec, "serviceAccount")
+	}
+	a.DriverContainer = -1
+	containers := yamlx.Items(yamlx.Get(spec, "containers"))
+	for i, c := range containers {
+		if yamlx.GetStr(c, "name") == names.DriverContainer {
+			a.DriverContainer = i
+		}
+	}
+	if a.DriverContainer < 0 && len(containers) > 0 {
+		// A pod template may rename Spark's container; Spark then uses the first one.
+		a.DriverContainer = 0
+	}
+}
+
+// readSparkConf reads the Spark properties from the ConfigMap mounted as the driver's conf,
+// else takes the functionConfig's, and derives the UI settings from them.
+func (a *App) readSparkConf(spec *yaml.Node, configMaps map[nsName]*yaml.RNode, sparkConf map[string]string) {
+	volumes := yamlx.Items(yamlx.Get(spec, "volumes"))
+	for _, v := range volumes {
+		cmName := yamlx.GetStr(v, "configMap", "name")
+		if cmName == "" {
+			continue // not a ConfigMap volume: must not match a nameless ConfigMap
+		}
+		cm := configMaps[nsName{a.Namespace, cmName}]
+		if cm == nil || yamlx.Get(cm.YNode(), "data", names.SparkPropertiesKey) == nil {
+			continue
+		}
+		if a.ConfigMap == nil || yamlx.GetStr(v, "name") == names.SparkConfVolume {
+			a.ConfigMap = cm
+		}
+	}
+	if a.ConfigMap == nil {
+		for i, v := range volumes {
+			if yamlx.GetStr(v, "name") == names.SparkConfVolume {
+				a.MissingConfigMap, a.ConfVolume = yamlx.GetStr(v, "configMap", "name"), i
+			}
+		}
+	}
+	if a.ConfigMap != nil {
+		a.ConfSource = FromConfigMap
+		data := yamlx.Get(a.ConfigMap.YNode(), "data", names.SparkPropertiesKey)
+		if data.Kind != yaml.ScalarNode {
+			a.ConfError = &ConfError{Msg: "is not a string"}
+		} else if p, err := sparkconf.Parse(data.Value); err != nil {
+			a.ConfError = &ConfError{Msg: err.Error()}
+		} else {
+			a.Props = p
+		}
+	} else {
+		a.ConfSource = FromFunctionConfig
+		a.Props = sparkConf
+	}
+	a.Settings, a.SettingErrors = sparkconf.Derive(a.Props)
+}
+
+// identify sets the app id: the driver's spark-app-selector label, else spark.app.id, else
+// (neither being a usable label value) one made from the Pod's name.
+func (a *App) identify(labels map[string]string) {
+	a.AppID = labels[names.LabelAppSelector]
+	if a.AppID == "" {
+		a.AppID = a.Props[sparkconf.KeyAppID]
+	}
+	if a.AppID == "" || len(validation.IsValidLabelValue(a.AppID)) > 0 {
+		a.AppID = names.Fit(a.PodName, "", nil)
+	}
+}
+
+// attach finds the objects of the input that belong to a: the Services selecting its driver,
+// and what sparkui added for it earlier.
+func (ix *index) attach(a *App, driverLabels map[string]string) {
+	a.UIService = ix.ours[nsName{a.Namespace, a.AppID}]
+	// Transform labels a Pod lacking spark-app-selector with the app id (the runtime's
+	// selector needs it); match Services as if it had, so a rerun sees the same ones.
+	podLabels := make(map[string]string, len(driverLabels)+1)
+	for k, v := range driverLabels {
+		podLabels[k] = v
+	}
+	if _, ok := podLabels[names.LabelAppSelector]; !ok {
+		podLabels[names.LabelAppSelector] = a.AppID
+	}
+	for _, cands := range [][]svcInfo{ix.bySelectorApp[nsName{a.Namespace, podLabels[names.LabelAppSelector]}], ix.otherSelecting[a.Namespace]} {
+		for _, c := range cands {
+			if subset(c.selector, podLabels) {
+				a.Services = append(a.Services, c.rn)
+			}
+		}
+	}
+	a.DriverService = pickDriverService(a.Services)
+	driverSvcName := ""
+	if a.DriverService != nil {
+		_, driverSvcName = Meta(a.DriverService)
+	}
+	a.Prefix = names.Prefix(driverSvcName, a.PodName)
+
+	a.Role = ix.oursRBAC[kindKey{"Role", a.Namespace, a.AppID}]
+	a.RoleBinding = ix.oursRBAC[kindKey{"RoleBinding", a.Namespace, a.AppID}]
+}
+
+// name keeps the names of the UI Service and binder sparkui added before, unless taken by
+// another object or invalid, and otherwise derives fresh ones from a's prefix.
+func (ix *index) name(a *App) {
+	svcTaken := func(n string) bool {
+		if ix.usedSvc[nsName{a.Namespace, n}] {
+			return true
+		}
+		for _, s := range ix.svcByName[nsName{a.Namespace, n}] {
+			if s != a.UIService {
+				return true
+			}
+		}
+		return false
+	}
+	if a.UIService != nil {
+		_, a.UIServiceName = Meta(a.UIService)
+	}
+	if a.UIServiceName == "" || svcTaken(a.UIServiceName) || len(validation.IsDNS1035Label(a.UIServiceName)) > 0 {
+		a.UIServiceName = names.Fit(a.Prefix, names.UISvcSuffix, svcTaken)
+	}
+	ix.usedSvc[nsName{a.Namespace, a.UIServiceName}] = true
+
+	binderTaken := func(n string) bool {
+		if ix.usedBinder[nsName{a.Namespace, n}] {
+			return true
+		}
+		for _, r := range ix.rbacByName[nsName{a.Namespace, n}] {
+			if !IsOurs(r, a.AppID) {
+				return true
+			}
+		}
+		return false
+	}
+	if a.Role != nil {
+		_, a.BinderName = Meta(a.Role)
+	}
+	if a.BinderName == "" || binderTaken(a.BinderName) {
+		a.BinderName = names.Fit(a.Prefix, names.BinderSuffix, binderTaken)
+	}
+	ix.usedBinder[nsName{a.Namespace, a.BinderName}] = true
+}

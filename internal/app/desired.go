@@ -1,0 +1,113 @@
+package app
+
+import (
+	"strconv"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+// What the API server rejects and what an application's runtime must be told: transform
+// writes it, validate checks the input against it, so both read it from here.
+
+// ZeroContainerPort reports whether a containerPort entry is one the API server rejects for
+// being 0 (spark.ui.port=0 writes exactly that) or missing.
+func ZeroContainerPort(p *yaml.Node) bool {
+	n, ok := yamlx.Int(yamlx.Get(p, "containerPort"))
+	return !ok || n == 0
+}
+
+// ZeroServicePort reports whether a Service port entry has port 0 (or none).
+func ZeroServicePort(p *yaml.Node) bool {
+	n, ok := yamlx.Int(yamlx.Get(p, "port"))
+	return !ok || n == 0
+}
+
+// ZeroTargetPort reports whether a Service port entry has an explicit targetPort 0.
+func ZeroTargetPort(p *yaml.Node) bool {
+	t := yamlx.Get(p, "targetPort")
+	if t == nil {
+		return false
+	}
+	n, ok := yamlx.Int(t)
+	return ok && n == 0
+}
+
+// RuntimeConfig is what the runtime must be told about a; externalURI is the functionConfig's
+// service.externalURI.
+func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config {
+	uri := ""
+	if sidecar.ResolvesURI(externalURI) {
+		uri = string(externalURI)
+	}
+	role := a.BinderName
+	if role == sidecar.DefaultRole(a.UIServiceName) {
+		role = "" // the runtime's default
+	}
+	return sidecar.Config{
+		Role:        role,
+		ExternalURI: uri,
+		Service:     a.UIServiceName,
+		AppID:       a.AppID,
+		UIPort:      a.Settings.UIPort,
+		MaxRetries:  a.Settings.MaxRetries,
+		TLS:         a.Settings.TLS,
+		SSLPort:     a.Settings.SSLPort,
+		HostNetwork: a.HostNetwork,
+	}
+}
+
+// IsOurPreStop reports whether a preStop handler runs the runtime's withdraw command.
+func IsOurPreStop(h *yaml.Node) bool {
+	var cmd []string
+	for _, c := range yamlx.Items(yamlx.Get(h, "exec", "command")) {
+		cmd = append(cmd, yamlx.Str(c))
+	}
+	return sidecar.IsWithdrawCommand(cmd)
+}
+
+// RuntimeOwned is a field of a UI Service in the manifests that the runtime writes on the live
+// Service. Declared, every re-apply of the manifests resets it and undoes the runtime's bind,
+// so transform removes it and validation reports it (SUI020). The selector is one too, but
+// has its own rule (SUI004) and is removed with the spec.
+type RuntimeOwned struct {
+	Path string // field path
+	What string // the field in words, for messages
+	// Value is the declared value when it is a scalar.
+	Value  string
+	parent *yaml.Node
+	key    string
+}
+
+// Remove deletes the field from the Service, and an annotations map it leaves empty.
+func (f RuntimeOwned) Remove(svc *yaml.Node) {
+	yamlx.Delete(f.parent, f.key)
+	md := yamlx.Get(svc, "metadata")
+	if ann := yamlx.Get(md, "annotations"); ann == f.parent && len(ann.Content) == 0 {
+		yamlx.Delete(md, "annotations")
+	}
+}
+
+// RuntimeOwnedFields lists the runtime's fields svc declares: each port's targetPort,
+// metadata.ownerReferences, and the resolved-URI annotation.
+func RuntimeOwnedFields(svc *yaml.Node) []RuntimeOwned {
+	var out []RuntimeOwned
+	for i, p := range yamlx.Items(yamlx.Get(svc, "spec", "ports")) {
+		if t := yamlx.Get(p, "targetPort"); t != nil {
+			out = append(out, RuntimeOwned{Path: "spec.ports[" + strconv.Itoa(i) + "].targetPort", What: "targetPort", Value: yamlx.Str(t), parent: p, key: "targetPort"})
+		}
+	}
+	md := yamlx.Get(svc, "metadata")
+	if yamlx.Get(md, "ownerReferences") != nil {
+		out = append(out, RuntimeOwned{Path: "metadata.ownerReferences", What: "ownerReferences", parent: md, key: "ownerReferences"})
+	}
+	ann := yamlx.Get(md, "annotations")
+	if v := yamlx.Get(ann, names.AnnotationResolvedExternalURI); v != nil {
+		out = append(out, RuntimeOwned{Path: `metadata.annotations["` + names.AnnotationResolvedExternalURI + `"]`,
+			What: "the " + names.AnnotationResolvedExternalURI + " annotation", Value: yamlx.Str(v), parent: ann, key: names.AnnotationResolvedExternalURI})
+	}
+	return out
+}
