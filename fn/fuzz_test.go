@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/fn/function"
 	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/names"
 )
@@ -41,7 +42,7 @@ func FuzzFunction(f *testing.F) {
 		writable := kyamlCanWrite(items)
 		rl := &framework.ResourceList{Items: items, FunctionConfig: r.FunctionConfig}
 		before := append([]*yaml.RNode(nil), items...)
-		if err := Process(rl); err != nil {
+		if err := function.Process(rl); err != nil {
 			t.Fatalf("Process returned an error instead of results: %v", err)
 		}
 		kept := map[*yaml.RNode]bool{}
@@ -79,7 +80,7 @@ func FuzzFunction(f *testing.F) {
 		}
 		floor := write(t, untouched)
 		rl2 := reread()
-		if err := Process(rl2); err != nil {
+		if err := function.Process(rl2); err != nil {
 			t.Fatal(err)
 		}
 		if second := write(t, rl2); !bytes.Equal(floor, second) {

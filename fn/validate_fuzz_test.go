@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/fn/function"
 )
 
 // FuzzValidate runs validate mode on arbitrary YAML, both ways users reach it:
@@ -63,7 +65,7 @@ func fuzzKRMValidate(t *testing.T, data []byte) {
 	}
 	rl := &framework.ResourceList{Items: items,
 		FunctionConfig: yaml.MustParse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: v}\ndata: {mode: validate}\n")}
-	if err := Process(rl); err != nil {
+	if err := function.Process(rl); err != nil {
 		t.Fatalf("Process returned an error instead of results: %v", err)
 	}
 	if len(rl.Items) != len(before) {

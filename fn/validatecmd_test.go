@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/fn/function"
 	"github.com/sparkui/sparkui/validate"
 )
 
@@ -599,7 +600,7 @@ func TestTransformOutputValidatesClean(t *testing.T) {
 				t.Fatal(err)
 			}
 			rl := &framework.ResourceList{Items: items, FunctionConfig: r.FunctionConfig}
-			if err := Process(rl); err != nil {
+			if err := function.Process(rl); err != nil {
 				t.Fatal(err)
 			}
 			for _, res := range rl.Results {
@@ -608,7 +609,7 @@ func TestTransformOutputValidatesClean(t *testing.T) {
 				}
 			}
 			v := &framework.ResourceList{Items: rl.Items, FunctionConfig: asValidate(t, r.FunctionConfig)}
-			if err := Process(v); err != nil {
+			if err := function.Process(v); err != nil {
 				t.Fatal(err)
 			}
 			for _, res := range v.Results {
@@ -789,3 +790,6 @@ func TestValidateModeInKustomizeAndKpt(t *testing.T) {
 		}
 	}
 }
+
+// oneLine folds whitespace as the report formats do.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,4 +1,7 @@
-package main
+// Package function is sparkui-fn's KRM function without its command line: the functionConfig
+// (both forms, checked against the JSON Schema) and the processing of one ResourceList. The
+// binary, tests and benchmarks all call Process, so they run the same code.
+package function
 
 import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
