@@ -1,17 +1,13 @@
 package function
 
 import (
-	"bytes"
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -22,20 +18,6 @@ import (
 	"github.com/sparkui/sparkui/transform"
 	"github.com/sparkui/sparkui/validate"
 )
-
-//go:embed sparkuiservice.schema.json
-var schemaJSON []byte
-
-// schema is compiled on first use, not at start: kustomize starts the function once per build,
-// and a run without a functionConfig never needs it.
-var schema = sync.OnceValue(func() *jsonschema.Schema {
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	if err := c.AddResource("sparkuiservice.schema.json", bytes.NewReader(schemaJSON)); err != nil {
-		panic(err)
-	}
-	return c.MustCompile("sparkuiservice.schema.json")
-})
 
 // Config is the functionConfig with defaults applied.
 type Config struct {
@@ -110,15 +92,9 @@ func LoadConfig(fc *yaml.RNode) (Config, framework.Results) {
 		return cfg, framework.Results{validate.ConfigError(fc, "kind",
 			fmt.Sprintf("unsupported functionConfig %s %s: use %s/v1alpha1 %s or a v1 ConfigMap", av, kind, names.ConfigGroup, names.ConfigKind))}
 	}
-	if err := schema().Validate(typed); err != nil {
-		ve, ok := err.(*jsonschema.ValidationError)
-		if !ok {
-			return cfg, append(results, validate.ConfigError(fc, "functionConfig", err.Error()))
-		}
-		for _, leaf := range leaves(ve) {
-			field, msg := describe(leaf, pathOf)
-			results = append(results, validate.ConfigError(fc, field, msg))
-		}
+	for _, e := range validateSchema(typed) {
+		field, msg := describe(e, pathOf)
+		results = append(results, validate.ConfigError(fc, field, msg))
 	}
 	if len(results) > 0 {
 		sortResults(results)
@@ -252,22 +228,11 @@ func scalarString(v any) string {
 	return fmt.Sprint(v)
 }
 
-func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(ve.Causes) == 0 {
-		return []*jsonschema.ValidationError{ve}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range ve.Causes {
-		out = append(out, leaves(c)...)
-	}
-	return out
-}
-
 var additionalProp = regexp.MustCompile(`^additionalProperties (.+) not allowed$`)
 
 // describe names the field at fault: an unknown field is reported at its own path, not its
 // parent's.
-func describe(leaf *jsonschema.ValidationError, pathOf func(string) string) (string, string) {
+func describe(leaf schemaError, pathOf func(string) string) (string, string) {
 	if m := additionalProp.FindStringSubmatch(leaf.Message); m != nil {
 		var fields []string
 		for _, f := range strings.Split(m[1], ", ") {
