@@ -48,7 +48,7 @@ type junitFailure struct {
 
 // WriteJUnit writes a test suite per file and a test case per object and rule: the case fails
 // when the rule found an error on the object; warnings and info go to its system-out.
-// Findings placed on no object get a suite of their own.
+// Findings placed on no object, or of a rule not in the catalog, get a suite of their own.
 func WriteJUnit(w io.Writer, rep *Report) error {
 	type key struct {
 		obj  *Object
@@ -57,7 +57,7 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 	byCase := map[key][]*Finding{}
 	var orphans []*Finding
 	for _, f := range rep.Findings {
-		if f.Object == nil || f.Object.File == "" {
+		if f.Object == nil || f.Object.File == "" || f.RuleIndex < 0 {
 			orphans = append(orphans, f)
 			continue
 		}
@@ -109,10 +109,12 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 		s := junitSuite{Name: file, File: file, Time: "0"}
 		for _, o := range byFile[file] {
 			for _, r := range rep.Rules {
-				if !r.Checked {
+				fs := byCase[key{o, r.ID}]
+				// A rule raised outside the model has a case only where it found something.
+				if !r.Checked && len(fs) == 0 {
 					continue
 				}
-				c := mkCase(r.ID+" "+r.Title, o.ID(), byCase[key{o, r.ID}])
+				c := mkCase(r.ID+" "+r.Title, o.ID(), fs)
 				if c.File == "" {
 					c.File, c.Line = o.File, o.Line
 				}

@@ -17,7 +17,9 @@ var update = os.Getenv("UPDATE_GOLDEN") == "1"
 
 // sample is a report with every shape of finding: an error, a warning and an info on objects
 // of two files (one absolute), a multi-line message, one finding on no object (a bad
-// functionConfig), and an object nothing was found on. The catalog is fixed here, so the
+// functionConfig), one of a rule raised outside the model (no case per object in JUnit), one
+// of a rule missing from the catalog (no ruleIndex in SARIF), and an object nothing was found
+// on. The catalog is fixed here, so the
 // golden files change only when a format does, not when a rule's text does.
 func sample() *Report {
 	pod := &Object{File: "manifests/app.yaml", Index: 0, Line: 2, Kind: "Pod", Namespace: "etl", Name: "job-driver"}
@@ -46,6 +48,10 @@ func sample() *Report {
 				Rule: "SUI001", Object: svc, File: svc.File, Line: 30, RuleIndex: 0},
 			{Result: res("SUI014", framework.Error, nil, `data["spark.ui.port"]`, "bad value"),
 				Rule: "SUI014", RuleIndex: 2},
+			{Result: res("SUI020", framework.Error, svc, "spec.ports[0].port", "key defined twice"),
+				Rule: "SUI020", Object: svc, File: svc.File, Line: 33, RuleIndex: 3},
+			{Result: res("SUI999", framework.Warning, cm, "", "a rule the catalog does not list"),
+				Rule: "SUI999", Object: cm, File: cm.File, Line: 1, RuleIndex: -1},
 		},
 		Rules: []Rule{
 			{ID: "SUI001", Name: "ZeroContainerPort", Severity: framework.Error, Title: "a driver container declares containerPort: 0",
@@ -54,6 +60,8 @@ func sample() *Report {
 				Catches: "ports under hostNetwork.", Why: "they become hostPorts.", Fix: "drop them.", HelpURI: "https://example.test/rules#sui011", Checked: true},
 			{ID: "SUI014", Name: "InvalidConfig", Severity: framework.Error, Title: "invalid functionConfig",
 				Catches: "a bad config.", Why: "nothing can run.", Fix: "fix it.", HelpURI: "https://example.test/rules#sui014"},
+			{ID: "SUI020", Name: "DuplicateKey", Severity: framework.Error, Title: "a mapping key is defined twice in an object",
+				Catches: "a key twice.", Why: "kubectl refuses it.", Fix: "keep one.", HelpURI: "https://example.test/rules#sui020"},
 		},
 		ToolVersion: "1.2.3",
 	}
@@ -82,7 +90,7 @@ func golden(t *testing.T, write func(io.Writer, *Report) error, ext string) {
 }
 
 func TestSummary(t *testing.T) {
-	if got, want := sample().Summary(), "2 errors, 1 warning, 1 info in 3 objects from 2 files"; got != want {
+	if got, want := sample().Summary(), "3 errors, 2 warnings, 1 info in 3 objects from 2 files"; got != want {
 		t.Errorf("Summary() = %q, want %q", got, want)
 	}
 	one := &Report{Files: []string{"a"}, Objects: []*Object{{}}}
