@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,17 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 && stdin != nil {
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			fmt.Fprintln(stderr, "sparkui-fn: reading standard input:", err)
+			return 1
+		}
+		if items, ok := plainStream(data); ok {
+			return runPlain(items, stdout, stderr)
+		}
+		stdin = bytes.NewReader(data)
+	}
 	var results framework.Results
 	p := framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
 		err := function.Process(rl)
@@ -59,13 +71,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sparkui-fn:", err)
 		return 1
 	}
-	if results.ExitCode() != 0 {
-		for _, r := range results {
-			if r.Severity == framework.Error {
-				fmt.Fprintln(stderr, "sparkui-fn:", r.String())
-			}
-		}
-		return 1
+	return reportErrors(results, stderr)
+}
+
+// reportErrors prints one line per error result, which is all kustomize shows of a failing
+// function, and is the exit status.
+func reportErrors(results framework.Results, stderr io.Writer) int {
+	if results.ExitCode() == 0 {
+		return 0
 	}
-	return 0
+	for _, r := range results {
+		if r.Severity == framework.Error {
+			fmt.Fprintln(stderr, "sparkui-fn:", r.String())
+		}
+	}
+	return 1
 }

@@ -34,6 +34,9 @@ func FuzzValidate(f *testing.F) {
 	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Service, metadata: {name: x, annotations: 3}, spec: {ports: [{port: 0}]}}"))
 	f.Add([]byte("---\n# only a comment\n---\nkind: ClusterRole\naggregationRule: {clusterRoleSelectors: [{matchLabels: {a: b}}]}\nmetadata: {labels: {a: b}}\n"))
 	f.Add([]byte("a: [1, {b: *x}]"))
+	f.Add([]byte("apiVersion: v1\nkind: Pod\nkind: Service\nmetadata: {name: x}\n"))
+	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec:\n  ports:\n  - port: 80\n    port: 0\n"))
+	f.Add([]byte("base: &b {port: 1}\nkind: Service\nspec: {ports: [{<<: *b, port: 2, port: 3}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		defer failIfHung("FuzzValidate", 10*time.Second, data)()
 		fuzzKRMValidate(t, data)

@@ -588,10 +588,10 @@ func TestValidateJUnit(t *testing.T) {
 
 // TestTransformOutputValidatesClean: on every top-level fixture, transform mode reports no
 // error but those bad input causes (SUI014 invalid functionConfig, SUI015 unreadable
-// properties), and validate mode on the transform output agrees: whatever the function
+// properties, SUI020 duplicate keys), and validate mode on the transform output agrees: whatever the function
 // writes passes its own rules.
 func TestTransformOutputValidatesClean(t *testing.T) {
-	badInput := map[string]bool{"SUI014": true, "SUI015": true}
+	badInput := map[string]bool{"SUI014": true, "SUI015": true, "SUI020": true}
 	for _, in := range fixtures(t) {
 		t.Run(filepath.Base(filepath.Dir(in)), func(t *testing.T) {
 			r := &kio.ByteReader{Reader: bytes.NewReader(mustRead(t, in)), OmitReaderAnnotations: true}

@@ -61,6 +61,7 @@ var Rules = []Rule{
 	{"SUI017", framework.Warning, "the driver container has its own preStop hook", checkSUI017},
 	{"SUI018", framework.Warning, "the driver's spark.properties ConfigMap is not in the input", checkSUI018},
 	{"SUI019", framework.Error, "an object appears twice in the input", checkSUI019},
+	{"SUI020", framework.Error, "a mapping key is defined twice in an object", nil},
 }
 
 // Run applies every rule and returns the results, application by application in input

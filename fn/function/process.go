@@ -20,6 +20,10 @@ func Process(rl *framework.ResourceList) error {
 		rl.Results = append(rl.Results, results...)
 		return nil
 	}
+	if dups := duplicateKeys(rl.Items); len(dups) > 0 {
+		rl.Results = append(rl.Results, dups...)
+		return nil
+	}
 	m := app.Build(rl.Items, cfg.SparkConf)
 	if cfg.Mode == "transform" {
 		items, notes := transform.Apply(m, cfg.Transform)
