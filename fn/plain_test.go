@@ -86,8 +86,8 @@ func TestDuplicateKeys(t *testing.T) {
 	if stdout.String() != in {
 		t.Errorf("function changed the objects:\n%s", cmp.Diff(in, stdout.String()))
 	}
-	wantStderr := `sparkui-fn: [error] v1/Pod/x kind: [SUI020] Pod x: key "kind" is defined twice in one mapping: kubectl and the API server refuse the object ("mapping key already defined"); keep one
-sparkui-fn: [error] v1/Service/n/s spec.ports[0].port: [SUI020] Service n/s: key "port" is defined twice in one mapping: kubectl and the API server refuse the object ("mapping key already defined"); keep one
+	wantStderr := `sparkui-fn: [error] v1/Pod/x kind: [SUI020] Pod x: key "kind" is defined twice in one mapping: kubectl refuses the object ("mapping key already defined"); keep one
+sparkui-fn: [error] v1/Service/n/s spec.ports[0].port: [SUI020] Service n/s: key "port" is defined twice in one mapping: kubectl refuses the object ("mapping key already defined"); keep one
 `
 	if d := cmp.Diff(wantStderr, stderr.String()); d != "" {
 		t.Errorf("function stderr (-want +got):\n%s", d)

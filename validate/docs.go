@@ -138,7 +138,7 @@ var Docs = map[string]Doc{
 	"SUI020": {
 		Name:    "DuplicateKey",
 		Catches: "A mapping that defines the same key twice in one object, such as kind: Pod then kind: Service, or a port's port: 80 then port: 0.",
-		Why:     "YAML parsers disagree on such a mapping: kubectl and the API server refuse the object (mapping key already defined), while kyaml-based tools keep both keys and read the first. sparkui cannot know which value is meant, so it changes nothing.",
+		Why:     "YAML parsers disagree on such a mapping: kubectl refuses the object (mapping key already defined), while kyaml-based tools keep both keys and read the first. sparkui cannot know which value is meant, so it changes nothing.",
 		Fix:     "Keep one of the two keys (the field path names the second).",
 	},
 }

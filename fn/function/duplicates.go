@@ -12,7 +12,7 @@ import (
 
 // DuplicateKeyRule is reported for a mapping that defines a key twice. kyaml reads through
 // yaml.v3's node parser, which keeps both keys (only decoding into Go values refuses them);
-// lookups then see the first, kubectl and the API server refuse the object ("mapping key
+// lookups then see the first, kubectl refuses the object ("mapping key
 // already defined"), and a later tool may keep the second. What the object means is unknown,
 // so nothing is changed.
 const DuplicateKeyRule = "SUI020"
@@ -24,7 +24,7 @@ func duplicateKeys(items []*yaml.RNode) framework.Results {
 	for _, it := range items {
 		walkDuplicates(it.YNode(), "", func(path string, key *yaml.Node) {
 			out = append(out, validate.NewResult(DuplicateKeyRule, framework.Error, it, path,
-				fmt.Sprintf("%s: key %q is defined twice in one mapping: kubectl and the API server refuse the object (\"mapping key already defined\"); keep one",
+				fmt.Sprintf("%s: key %q is defined twice in one mapping: kubectl refuses the object (\"mapping key already defined\"); keep one",
 					describeObject(it), key.Value)))
 		})
 	}
