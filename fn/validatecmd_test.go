@@ -588,8 +588,8 @@ func TestValidateJUnit(t *testing.T) {
 
 // TestTransformOutputValidatesClean: on every top-level fixture, transform mode reports no
 // error but those bad input causes (SUI014 invalid functionConfig, SUI015 unreadable
-// properties, SUI020 duplicate keys), and validate mode on the transform output agrees: whatever the function
-// writes passes its own rules.
+// properties, SUI020 duplicate keys), and validate mode on the transform output agrees:
+// whatever the function writes passes its own rules.
 func TestTransformOutputValidatesClean(t *testing.T) {
 	badInput := map[string]bool{"SUI014": true, "SUI015": true, "SUI020": true}
 	for _, in := range fixtures(t) {

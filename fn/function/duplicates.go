@@ -12,9 +12,8 @@ import (
 
 // DuplicateKeyRule is reported for a mapping that defines a key twice. kyaml reads through
 // yaml.v3's node parser, which keeps both keys (only decoding into Go values refuses them);
-// lookups then see the first, kubectl refuses the object ("mapping key
-// already defined"), and a later tool may keep the second. What the object means is unknown,
-// so nothing is changed.
+// lookups then see the first, kubectl refuses the object ("mapping key already defined"), and
+// a later tool may keep the second. What the object means is unknown, so nothing is changed.
 const DuplicateKeyRule = "SUI020"
 
 // duplicateKeys reports every key defined twice in a mapping of an item, at the field path of
