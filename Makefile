@@ -13,7 +13,7 @@ FUZZTIME ?= 10s
 REPO ?= ghcr.io/sparkui
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help build example test unit fuzz bench tools kustomize control-plane fmt-check vet lint clean image image-tar
+.PHONY: help build example test unit fuzz bench bench-start tools kustomize control-plane fmt-check vet lint clean image image-tar
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
@@ -21,6 +21,7 @@ help:
 	@echo "make test           everything: vet, gofmt, staticcheck, unit + golden + kustomize/kpt + control-plane tests, short fuzzing"
 	@echo "make lint           staticcheck (built once per machine into $(CACHE)/bin)"
 	@echo "make bench          benchmarks (compare runs with benchstat)"
+	@echo "make bench-start    process start: the built binary on one application vs a no-op kyaml function"
 	@echo "make tools          build the kustomize CLI and the control plane into $(CACHE)"
 	@echo "make image-tar      OCI layout tarballs of both images, no container engine needed (bin/*.oci.tar)"
 	@echo "make image          both images with docker buildx (needs a Docker engine)"
@@ -87,6 +88,13 @@ bench: $(BENCHSTAT)
 	go test -run='^$$' -bench='Benchmark(Validate|FloorValidate|FloorValidateOut)' -benchmem -count=6 ./fn | tee bench-validate.out
 	$(BENCHSTAT) -col .name bench-validate.out
 
+# The built binary, one process per application as kustomize runs it, against a no-op kyaml
+# function. One go test per round, so both columns see the same load on a shared machine.
+bench-start: $(BENCHSTAT)
+	rm -f bench-start.out
+	for i in 1 2 3 4 5 6 7 8 9 10; do go test -run='^$$' -bench='^BenchmarkStart(Function|Floor|FloorOutput)$$' -benchtime=40x -count=1 ./fn | tee -a bench-start.out; done
+	$(BENCHSTAT) -col .name bench-start.out
+
 image-tar:
 	@set -e; for b in sparkui-fn sparkui-runtime; do \
 	  args=""; for p in $(PLATFORMS); do \
@@ -102,4 +110,4 @@ image:
 	docker buildx build --build-arg VERSION=$(VERSION) --target runtime -t $(REPO)/sparkui-runtime:$(VERSION) .
 
 clean:
-	rm -rf bin bench.out bench-validate.out
+	rm -rf bin bench.out bench-validate.out bench-start.out

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/fn/function"
 	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/names"
 )
@@ -29,8 +30,14 @@ func FuzzFunction(f *testing.F) {
 	}
 	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata: {labels: {spark-role: driver}}\nspec: {containers: [{ports: [{containerPort: 0}]}]}"))
 	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: {ports: 7}"))
+	// Plain streams, not-objects and duplicate keys (issue 9 G).
+	f.Add([]byte("apiVersion: v1\nkind: Pod\nkind: Service\nmetadata: {name: x}\n"))
+	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec:\n  ports:\n  - port: 80\n    port: 0\n"))
+	f.Add([]byte("hello: world\n"))
+	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations: {config.kubernetes.io/index: '7'}\n---\nb: &a {c: 1}\nd: *a\n<<: *a\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		defer failIfHung("FuzzFunction", 5*time.Second, data)()
+		fuzzPlainStream(t, data)
 		r := &kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}
 		items, err := r.Read()
 		if err != nil {
@@ -41,7 +48,7 @@ func FuzzFunction(f *testing.F) {
 		writable := kyamlCanWrite(items)
 		rl := &framework.ResourceList{Items: items, FunctionConfig: r.FunctionConfig}
 		before := append([]*yaml.RNode(nil), items...)
-		if err := Process(rl); err != nil {
+		if err := function.Process(rl); err != nil {
 			t.Fatalf("Process returned an error instead of results: %v", err)
 		}
 		kept := map[*yaml.RNode]bool{}
@@ -79,7 +86,7 @@ func FuzzFunction(f *testing.F) {
 		}
 		floor := write(t, untouched)
 		rl2 := reread()
-		if err := Process(rl2); err != nil {
+		if err := function.Process(rl2); err != nil {
 			t.Fatal(err)
 		}
 		if second := write(t, rl2); !bytes.Equal(floor, second) {
@@ -120,4 +127,26 @@ func failIfHung(target string, d time.Duration, data []byte) (stop func()) {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// fuzzPlainStream runs the binary's entry point on data as stdin. A plain stream either is
+// refused (exit 1, a reason on stderr, nothing on stdout) or comes back with no kyaml reader
+// annotation it did not carry.
+func fuzzPlainStream(t *testing.T, data []byte) {
+	if _, ok := plainStream(data); !ok {
+		return
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(nil, bytes.NewReader(data), &stdout, &stderr)
+	switch {
+	case code != 0 && code != 1:
+		t.Fatalf("plain stream: exit %d", code)
+	case code == 1 && stderr.Len() == 0:
+		t.Fatalf("plain stream: exit 1 with nothing on stderr")
+	}
+	for _, a := range []string{"config.kubernetes.io/index", "internal.config.kubernetes.io/"} {
+		if bytes.Contains(stdout.Bytes(), []byte(a)) && !bytes.Contains(data, []byte(a)) {
+			t.Fatalf("plain stream: output carries %s:\n%s", a, stdout.String())
+		}
+	}
 }

@@ -10,12 +10,16 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/frameworktestutil"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/sparkui/sparkui/fn/function"
 )
 
 // UPDATE_GOLDEN=1 go test ./fn -run TestGolden rewrites the expected files; review the diff.
 var update = os.Getenv("UPDATE_GOLDEN") == "1"
 
-func processor() framework.ResourceListProcessor { return framework.ResourceListProcessorFunc(Process) }
+func processor() framework.ResourceListProcessor {
+	return framework.ResourceListProcessorFunc(function.Process)
+}
 
 // TestGolden runs the function on every testdata/*/input.yaml ResourceList and compares the
 // whole output, items and results, with expected.yaml.

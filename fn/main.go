@@ -2,16 +2,22 @@
 // stdout (kustomize exec functions, kpt fn eval/render, plain pipelines). It exits 1 when
 // any result is an error, after writing every item and result, and prints one line per
 // error on stderr, which is all kustomize shows of a failing function.
+// `sparkui-fn validate` checks plain YAML and prints a report (package fn/validatecmd).
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
 
+	"github.com/sparkui/sparkui/fn/function"
+	"github.com/sparkui/sparkui/fn/validatecmd"
 	"github.com/sparkui/sparkui/internal/version"
 )
 
@@ -20,16 +26,20 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "validate" {
-		return runValidate(args[1:], stdin, stdout, stderr)
-	}
-	if len(args) == 1 && (args[0] == "--version" || args[0] == "version") {
-		fmt.Fprintln(stdout, "sparkui-fn", version.Version)
-		return 0
+	if len(args) == 0 && stdin != nil {
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			fmt.Fprintln(stderr, "sparkui-fn: reading standard input:", err)
+			return 1
+		}
+		if items, ok := plainStream(data); ok {
+			return runPlain(items, stdout, stderr)
+		}
+		stdin = bytes.NewReader(data)
 	}
 	var results framework.Results
 	p := framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
-		err := Process(rl)
+		err := function.Process(rl)
 		results = rl.Results
 		return err
 	})
@@ -37,21 +47,43 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd.Use = "sparkui-fn"
 	cmd.Short = "Make Spark driver manifests valid and wire a UI Service that is always right"
 	cmd.Version = version.Version
+	cmd.SetVersionTemplate("sparkui-fn {{.Version}}\n")
+	cmd.CompletionOptions.DisableDefaultCmd = true
+	cmd.SetHelpCommand(&cobra.Command{Hidden: true})
+	cmd.AddCommand(validatecmd.New(), &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "sparkui-fn", version.Version) },
+	})
+	if len(args) > 0 && args[0] == "validate" {
+		args = append(args[:1:1], validatecmd.NormalizeArgs(args[1:])...)
+	}
 	cmd.SetArgs(args)
 	cmd.SetIn(stdin)
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	if err := cmd.Execute(); err != nil {
+		var code validatecmd.ExitCode
+		if errors.As(err, &code) {
+			return int(code)
+		}
 		fmt.Fprintln(stderr, "sparkui-fn:", err)
 		return 1
 	}
-	if results.ExitCode() != 0 {
-		for _, r := range results {
-			if r.Severity == framework.Error {
-				fmt.Fprintln(stderr, "sparkui-fn:", r.String())
-			}
-		}
-		return 1
+	return reportErrors(results, stderr)
+}
+
+// reportErrors prints one line per error result, which is all kustomize shows of a failing
+// function, and is the exit status.
+func reportErrors(results framework.Results, stderr io.Writer) int {
+	if results.ExitCode() == 0 {
+		return 0
 	}
-	return 0
+	for _, r := range results {
+		if r.Severity == framework.Error {
+			fmt.Fprintln(stderr, "sparkui-fn:", r.String())
+		}
+	}
+	return 1
 }

@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/fn/function"
 )
 
 // FuzzValidate runs validate mode on arbitrary YAML, both ways users reach it:
@@ -32,6 +34,9 @@ func FuzzValidate(f *testing.F) {
 	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Service, metadata: {name: x, annotations: 3}, spec: {ports: [{port: 0}]}}"))
 	f.Add([]byte("---\n# only a comment\n---\nkind: ClusterRole\naggregationRule: {clusterRoleSelectors: [{matchLabels: {a: b}}]}\nmetadata: {labels: {a: b}}\n"))
 	f.Add([]byte("a: [1, {b: *x}]"))
+	f.Add([]byte("apiVersion: v1\nkind: Pod\nkind: Service\nmetadata: {name: x}\n"))
+	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec:\n  ports:\n  - port: 80\n    port: 0\n"))
+	f.Add([]byte("base: &b {port: 1}\nkind: Service\nspec: {ports: [{<<: *b, port: 2, port: 3}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		defer failIfHung("FuzzValidate", 10*time.Second, data)()
 		fuzzKRMValidate(t, data)
@@ -63,7 +68,7 @@ func fuzzKRMValidate(t *testing.T, data []byte) {
 	}
 	rl := &framework.ResourceList{Items: items,
 		FunctionConfig: yaml.MustParse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: v}\ndata: {mode: validate}\n")}
-	if err := Process(rl); err != nil {
+	if err := function.Process(rl); err != nil {
 		t.Fatalf("Process returned an error instead of results: %v", err)
 	}
 	if len(rl.Items) != len(before) {

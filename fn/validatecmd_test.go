@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/fn/function"
 	"github.com/sparkui/sparkui/validate"
 )
 
@@ -597,10 +598,10 @@ func TestValidateJUnit(t *testing.T) {
 
 // TestTransformOutputValidatesClean: on every top-level fixture, transform mode reports no
 // error but those bad input causes (SUI014 invalid functionConfig, SUI015 unreadable
-// properties), and validate mode on the transform output agrees: whatever the function
-// writes passes its own rules.
+// properties, SUI021 duplicate keys), and validate mode on the transform output agrees:
+// whatever the function writes passes its own rules.
 func TestTransformOutputValidatesClean(t *testing.T) {
-	badInput := map[string]bool{"SUI014": true, "SUI015": true}
+	badInput := map[string]bool{"SUI014": true, "SUI015": true, "SUI021": true}
 	for _, in := range fixtures(t) {
 		t.Run(filepath.Base(filepath.Dir(in)), func(t *testing.T) {
 			r := &kio.ByteReader{Reader: bytes.NewReader(mustRead(t, in)), OmitReaderAnnotations: true}
@@ -609,7 +610,7 @@ func TestTransformOutputValidatesClean(t *testing.T) {
 				t.Fatal(err)
 			}
 			rl := &framework.ResourceList{Items: items, FunctionConfig: r.FunctionConfig}
-			if err := Process(rl); err != nil {
+			if err := function.Process(rl); err != nil {
 				t.Fatal(err)
 			}
 			for _, res := range rl.Results {
@@ -618,7 +619,7 @@ func TestTransformOutputValidatesClean(t *testing.T) {
 				}
 			}
 			v := &framework.ResourceList{Items: rl.Items, FunctionConfig: asValidate(t, r.FunctionConfig)}
-			if err := Process(v); err != nil {
+			if err := function.Process(v); err != nil {
 				t.Fatal(err)
 			}
 			for _, res := range v.Results {
@@ -799,3 +800,6 @@ func TestValidateModeInKustomizeAndKpt(t *testing.T) {
 		}
 	}
 }
+
+// oneLine folds whitespace as the report formats do.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -25,4 +25,5 @@ var Rules = []Rule{
 	SUI018,
 	SUI019,
 	SUI020,
+	SUI021,
 }

@@ -14,7 +14,7 @@ var SUI014 = Rule{
 	Catches:  "An unknown field or key, or a bad value, in the functionConfig (typed SparkUIService or ConfigMap).",
 	Why:      "The function cannot know what was meant, so it changes nothing rather than guess: a typo such as serviceTyp would otherwise fall back to the default silently.",
 	Fix:      "Correct the named field (see docs/configuration.md).",
-	RaisedBy: "fn/config.go",
+	RaisedBy: "fn/function/config.go",
 	Fixtures: "[`testdata/bad-config`](../testdata/bad-config/input.yaml) and [`testdata/bad-configmap-config`](../testdata/bad-configmap-config/input.yaml) (the golden tests).",
 	Failing: `apiVersion: sparkui.dev/v1alpha1
 kind: SparkUIService

@@ -1,8 +1,6 @@
-package main
+package function
 
 import (
-	"bytes"
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -10,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/internal/fieldpath"
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/version"
@@ -21,18 +19,6 @@ import (
 	"github.com/sparkui/sparkui/transform"
 	"github.com/sparkui/sparkui/validate"
 )
-
-//go:embed sparkuiservice.schema.json
-var schemaJSON []byte
-
-var schema = func() *jsonschema.Schema {
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	if err := c.AddResource("sparkuiservice.schema.json", bytes.NewReader(schemaJSON)); err != nil {
-		panic(err)
-	}
-	return c.MustCompile("sparkuiservice.schema.json")
-}()
 
 // Config is the functionConfig with defaults applied.
 type Config struct {
@@ -89,10 +75,10 @@ func LoadConfig(fc *yaml.RNode) (Config, framework.Results) {
 		pathOf = func(inst string) string {
 			for key, p := range configMapKeys {
 				if inst == "/"+strings.Join(p, "/") {
-					return "data." + key
+					return fieldpath.Key("data", key)
 				}
 			}
-			return dotted(inst)
+			return fieldpath.FromJSONPointer(inst)
 		}
 	case strings.HasPrefix(av, names.ConfigGroup+"/") || kind == names.ConfigKind:
 		b, err := fc.MarshalJSON()
@@ -102,20 +88,14 @@ func LoadConfig(fc *yaml.RNode) (Config, framework.Results) {
 		if err != nil {
 			return cfg, framework.Results{validate.ConfigError(fc, "functionConfig", err.Error())}
 		}
-		pathOf = dotted
+		pathOf = fieldpath.FromJSONPointer
 	default:
 		return cfg, framework.Results{validate.ConfigError(fc, "kind",
 			fmt.Sprintf("unsupported functionConfig %s %s: use %s/v1alpha1 %s or a v1 ConfigMap", av, kind, names.ConfigGroup, names.ConfigKind))}
 	}
-	if err := schema.Validate(typed); err != nil {
-		ve, ok := err.(*jsonschema.ValidationError)
-		if !ok {
-			return cfg, append(results, validate.ConfigError(fc, "functionConfig", err.Error()))
-		}
-		for _, leaf := range leaves(ve) {
-			field, msg := describe(leaf, pathOf)
-			results = append(results, validate.ConfigError(fc, field, msg))
-		}
+	for _, e := range validateSchema(typed) {
+		field, msg := describe(e, pathOf)
+		results = append(results, validate.ConfigError(fc, field, msg))
 	}
 	if len(results) > 0 {
 		sortResults(results)
@@ -142,7 +122,7 @@ func fromConfigMap(fc *yaml.RNode, cfg *Config) (map[string]any, framework.Resul
 		}
 		path, ok := configMapKeys[key]
 		if !ok {
-			results = append(results, validate.ConfigError(fc, validate.DataKeyPath(key),
+			results = append(results, validate.ConfigError(fc, fieldpath.Key("data", key),
 				"unknown key; known keys: "+strings.Join(knownKeys(), ", ")+", and spark.* properties"))
 			return
 		}
@@ -151,14 +131,14 @@ func fromConfigMap(fc *yaml.RNode, cfg *Config) (map[string]any, framework.Resul
 		case "enabled", "create":
 			b, err := strconv.ParseBool(val)
 			if err != nil {
-				results = append(results, validate.ConfigError(fc, "data."+key, fmt.Sprintf("%q is not true or false", val)))
+				results = append(results, validate.ConfigError(fc, fieldpath.Key("data", key), fmt.Sprintf("%q is not true or false", val)))
 				return
 			}
 			value = b
 		case "port":
 			p, err := strconv.Atoi(val)
 			if err != nil {
-				results = append(results, validate.ConfigError(fc, "data."+key, fmt.Sprintf("%q is not an integer", val)))
+				results = append(results, validate.ConfigError(fc, fieldpath.Key("data", key), fmt.Sprintf("%q is not an integer", val)))
 				return
 			}
 			value = p
@@ -249,60 +229,24 @@ func scalarString(v any) string {
 	return fmt.Sprint(v)
 }
 
-func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(ve.Causes) == 0 {
-		return []*jsonschema.ValidationError{ve}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range ve.Causes {
-		out = append(out, leaves(c)...)
-	}
-	return out
-}
-
 var additionalProp = regexp.MustCompile(`^additionalProperties (.+) not allowed$`)
 
 // describe names the field at fault: an unknown field is reported at its own path, not its
 // parent's.
-func describe(leaf *jsonschema.ValidationError, pathOf func(string) string) (string, string) {
+func describe(leaf schemaError, pathOf func(string) string) (string, string) {
 	if m := additionalProp.FindStringSubmatch(leaf.Message); m != nil {
 		var fields []string
 		for _, f := range strings.Split(m[1], ", ") {
 			fields = append(fields, strings.Trim(f, "'"))
 		}
 		parent := pathOf(leaf.InstanceLocation)
-		field := strings.Join(fields, ", ")
-		if parent != "" {
-			field = parent + "." + field
-		}
-		return field, "unknown field"
+		return fieldpath.Key(parent, strings.Join(fields, ", ")), "unknown field"
 	}
 	field := pathOf(leaf.InstanceLocation)
 	if field == "" {
 		field = "functionConfig"
 	}
 	return field, leaf.Message
-}
-
-// dotted turns a JSON pointer into the dotted field path results use.
-func dotted(ptr string) string {
-	ptr = strings.TrimPrefix(ptr, "/")
-	if ptr == "" {
-		return ""
-	}
-	parts := strings.Split(ptr, "/")
-	for i, p := range parts {
-		p = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
-		if _, err := strconv.Atoi(p); err == nil {
-			parts[i] = "[" + p + "]"
-			continue
-		}
-		if strings.Contains(p, ".") {
-			p = `["` + p + `"]`
-		}
-		parts[i] = p
-	}
-	return strings.ReplaceAll(strings.Join(parts, "."), ".[", "[")
 }
 
 func sortResults(rs framework.Results) {

@@ -1,4 +1,7 @@
-package main
+// Package function is sparkui-fn's KRM function without its command line: the functionConfig
+// (both forms, checked against the JSON Schema) and the processing of one ResourceList. The
+// binary, tests and benchmarks all call Process, so they run the same code.
+package function
 
 import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -15,6 +18,10 @@ func Process(rl *framework.ResourceList) error {
 	cfg, results := LoadConfig(rl.FunctionConfig)
 	if len(results) > 0 {
 		rl.Results = append(rl.Results, results...)
+		return nil
+	}
+	if dups := duplicateKeys(rl.Items); len(dups) > 0 {
+		rl.Results = append(rl.Results, dups...)
 		return nil
 	}
 	m := app.Build(rl.Items, cfg.SparkConf)

@@ -1,4 +1,4 @@
-package main
+package function
 
 import (
 	"encoding/json"
@@ -49,7 +49,7 @@ func TestConfigDocMatchesSchema(t *testing.T) {
 	}
 	walk("spec", s["properties"].(map[string]any)["spec"].(map[string]any))
 
-	b, err := os.ReadFile("../docs/configuration.md")
+	b, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}

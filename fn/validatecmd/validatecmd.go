@@ -1,0 +1,261 @@
+// Package validatecmd is `sparkui-fn validate`: it reads plain YAML (files, directories,
+// stdin), runs the function in validate mode on all of it at once, and places every result at
+// its file and line in a report (package validate/report) printed in the format asked for.
+package validatecmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/fn/function"
+	"github.com/sparkui/sparkui/internal/version"
+	"github.com/sparkui/sparkui/validate/report"
+)
+
+// Exit statuses of `sparkui-fn validate`.
+const (
+	ExitClean    = 0 // no finding of severity error (warnings and info may be printed)
+	ExitFindings = 1 // at least one finding of severity error
+	ExitUnusable = 2 // the input could not be read: unreadable file, YAML syntax, bad --config
+)
+
+// ExitCode is the error the command returns when it must exit non-zero; it has already said
+// why on stderr.
+type ExitCode int
+
+func (e ExitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+const usage = `usage: sparkui-fn validate [FILE|DIR|-]... [--output text|json|sarif|junit]
+                           [--config FILE] [--stdin-name NAME]
+
+Validates plain multi-document YAML (e.g. the output of kustomize build) with sparkui's rules,
+exactly as the KRM function does with mode: validate: nothing is changed or written back.
+
+  FILE        a YAML file (several documents separated by ---; a v1 List is unwrapped)
+  DIR         every *.yaml and *.yml below DIR (directories starting with "." are skipped)
+  -           standard input (also when no FILE is given)
+  --output    text (default: one line per finding, file:line: severity: message),
+              json, sarif (SARIF 2.1.0, for code-scanning UIs), junit (JUnit XML test report)
+  --config    a functionConfig (SparkUIService or ConfigMap) for the other settings, e.g.
+              createRBAC: "false" or spark.* properties; its mode is always validate
+  --stdin-name  the file name reports give standard input (default "stdin")
+
+Exit status: 0 no error finding, 1 error findings, 2 unusable input (the reason on stderr).
+`
+
+// Options are the command's flags and arguments.
+type Options struct {
+	Output    string
+	Config    string
+	StdinName string
+	Paths     []string
+}
+
+// New is the cobra command. It prints its own messages and returns an ExitCode when the
+// process must exit non-zero.
+func New() *cobra.Command {
+	o := Options{}
+	cmd := &cobra.Command{
+		Use:           "validate [FILE|DIR|-]...",
+		Short:         "Validate plain YAML with sparkui's rules (text, json, sarif or junit report)",
+		Args:          cobra.ArbitraryArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Paths = args
+			if code := run(o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()); code != ExitClean {
+				return ExitCode(code)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "text", "text, json, sarif or junit")
+	f.StringVar(&o.Config, "config", "", "a functionConfig file")
+	f.StringVar(&o.StdinName, "stdin-name", "stdin", "the file name reports give standard input")
+	cmd.SetHelpFunc(func(c *cobra.Command, _ []string) { fmt.Fprint(c.OutOrStdout(), usage) })
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		fmt.Fprintf(c.ErrOrStderr(), "sparkui-fn validate: %v\n%s", flagError(err), usage)
+		return ExitCode(ExitUnusable)
+	})
+	return cmd
+}
+
+// flagError words pflag's errors as the command always has.
+func flagError(err error) error {
+	var ne *pflag.NotExistError
+	var vr *pflag.ValueRequiredError
+	switch {
+	case errors.As(err, &ne):
+		return fmt.Errorf("unknown flag %s", dashed(ne.GetSpecifiedName(), ne.GetSpecifiedShortnames()))
+	case errors.As(err, &vr):
+		return fmt.Errorf("flag %s needs a value", dashed(vr.GetSpecifiedName(), vr.GetSpecifiedShortnames()))
+	}
+	return err
+}
+
+// dashed is the flag as typed: pflag reports a bad shorthand with both names set.
+func dashed(name, short string) string {
+	if short != "" {
+		return "-" + short
+	}
+	return "--" + name
+}
+
+// NormalizeArgs keeps the spellings the command accepted before it used pflag: Go-style
+// single-dash long flags (-output json) and double-dash short ones (--o json).
+func NormalizeArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if strings.HasPrefix(a, "-") && a != "-" {
+			name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			dashes := ""
+			switch name {
+			case "output", "config", "stdin-name", "help":
+				dashes = "--"
+			case "o", "h":
+				dashes = "-"
+			}
+			if dashes != "" {
+				a = dashes + name
+				if hasVal {
+					a += "=" + val
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func run(o Options, stdin io.Reader, stdout, stderr io.Writer) int {
+	write, ok := report.Formats[o.Output]
+	if !ok {
+		fmt.Fprintf(stderr, "sparkui-fn validate: --output %q: want text, json, sarif or junit\n%s", o.Output, usage)
+		return ExitUnusable
+	}
+	if o.StdinName == "" {
+		fmt.Fprintf(stderr, "sparkui-fn validate: --stdin-name must not be empty\n%s", usage)
+		return ExitUnusable
+	}
+	if len(o.Paths) == 0 {
+		o.Paths = []string{"-"}
+	}
+	rep, err := Validate(o, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "sparkui-fn validate: %v\n", err)
+		return ExitUnusable
+	}
+	werr := write(stdout, rep)
+	if o.Output == "text" {
+		fmt.Fprintf(stderr, "sparkui-fn validate: %s\n", rep.Summary())
+	}
+	if werr != nil {
+		fmt.Fprintf(stderr, "sparkui-fn validate: writing the report: %v\n", werr)
+		return ExitUnusable
+	}
+	if rep.Count(framework.Error) > 0 {
+		return ExitFindings
+	}
+	return ExitClean
+}
+
+// Validate reads every input, runs the function in validate mode on all the objects at once
+// (an application's Pod, Services, ConfigMap and RBAC may sit in different files) and places
+// each result at its file and line.
+func Validate(opts Options, stdin io.Reader) (*report.Report, error) {
+	srcs, err := collectSources(opts.Paths, stdin, opts.StdinName)
+	if err != nil {
+		return nil, err
+	}
+	rep := &report.Report{Rules: report.Catalog(), ToolVersion: version.Version}
+	at := map[string]map[int]*object{}
+	var items []*yaml.RNode
+	for _, s := range srcs {
+		objs, err := parseObjects(s.name, s.data)
+		if err != nil {
+			return nil, err
+		}
+		rep.Files = append(rep.Files, s.name)
+		at[s.name] = map[int]*object{}
+		for _, o := range objs {
+			at[s.name][o.Index] = o
+			rep.Objects = append(rep.Objects, o.Object)
+			annotate(o)
+			items = append(items, yaml.NewRNode(o.node))
+		}
+	}
+	fc, cfgObj, err := loadConfig(opts.Config)
+	if err != nil {
+		return nil, err
+	}
+	rl := &framework.ResourceList{Items: items, FunctionConfig: fc}
+	if err := function.Process(rl); err != nil {
+		return nil, err
+	}
+	var cfgErrs []string
+	for _, r := range rl.Results {
+		if r.Tags["rule"] == "SUI014" {
+			cfgErrs = append(cfgErrs, r.Message)
+		}
+	}
+	if len(cfgErrs) > 0 {
+		return nil, fmt.Errorf("--config %s is not a usable functionConfig:\n  %s", opts.Config, strings.Join(cfgErrs, "\n  "))
+	}
+	ruleIx := map[string]int{}
+	for i, r := range rep.Rules {
+		ruleIx[r.ID] = i
+	}
+	for _, r := range rl.Results {
+		f := &report.Finding{Result: r, Rule: r.Tags["rule"], RuleIndex: -1}
+		if i, ok := ruleIx[f.Rule]; ok {
+			f.RuleIndex = i
+		}
+		var o *object
+		if r.File != nil {
+			o = at[r.File.Path][r.File.Index]
+		}
+		if o == nil && cfgObj != nil && r.File != nil && r.File.Path == cfgObj.File {
+			o = cfgObj
+		}
+		if o != nil {
+			f.Object = o.Object
+			f.File = o.File
+			f.Line = o.Line
+			if r.Field != nil {
+				f.Line = fieldLine(o.node, r.Field.Path)
+			}
+		}
+		rep.Findings = append(rep.Findings, f)
+	}
+	// By place, so a report reads like the files; results without a place go last.
+	fileIx := map[string]int{}
+	for i, f := range rep.Files {
+		fileIx[f] = i
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		a, b := rep.Findings[i], rep.Findings[j]
+		if (a.File == "") != (b.File == "") {
+			return b.File == ""
+		}
+		if a.File != b.File {
+			return fileIx[a.File] < fileIx[b.File]
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.RuleIndex < b.RuleIndex
+	})
+	return rep, nil
+}

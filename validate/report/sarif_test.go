@@ -1,0 +1,5 @@
+package report
+
+import "testing"
+
+func TestSARIFGolden(t *testing.T) { golden(t, WriteSARIF, "sarif.json") }

@@ -1,0 +1,5 @@
+package report
+
+import "testing"
+
+func TestTextGolden(t *testing.T) { golden(t, WriteText, "txt") }
