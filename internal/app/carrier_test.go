@@ -949,3 +949,50 @@ func TestCarrierSettingsAndHistoryServer(t *testing.T) {
 		t.Error("SparkPi is no History Server")
 	}
 }
+
+func TestTemplateRouteRefused(t *testing.T) {
+	tests := []struct {
+		version string
+		route   Route
+		want    bool
+	}{
+		{"2.4.0", RouteTemplate, true},
+		{"v2.4.8", RouteTemplate, true},
+		{"3.0.0", RouteTemplate, false},
+		{"4.0.1", RouteTemplate, false},
+		{"2.4.0", RouteWebhook, false},
+		{"", RouteTemplate, false},
+		{"latest", RouteTemplate, false},
+	}
+	for _, tc := range tests {
+		doc := "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: a}\nspec: {sparkVersion: \"" + tc.version + "\"}\n"
+		c := detectOne(t, readObjects(t, doc), CarrierOptions{KubeflowRoute: tc.route})
+		if got := c.TemplateRouteRefused(); got != tc.want {
+			t.Errorf("sparkVersion %q on the %s route: TemplateRouteRefused = %t, want %t", tc.version, tc.route, got, tc.want)
+		}
+	}
+	if detectOne(t, fixture(t, "apache-v1.yaml"), CarrierOptions{}).TemplateRouteRefused() {
+		t.Error("an Apache carrier has no kubeflow template route")
+	}
+}
+
+// TestHostNetworkSources: kubeflow's driver.hostNetwork (applied by the webhook) and a
+// template's hostNetwork (kept by Spark) both put the driver on the host network.
+func TestHostNetworkSources(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		want      bool
+	}{
+		{"kubeflow driver field", "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: a}\nspec: {driver: {hostNetwork: true}}\n", true},
+		{"kubeflow template", "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: a}\nspec: {driver: {template: {spec: {hostNetwork: true}}}}\n", true},
+		{"kubeflow neither", "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: a}\nspec: {driver: {hostNetwork: false}}\n", false},
+		{"apache template", "apiVersion: spark.apache.org/v1\nkind: SparkApplication\nmetadata: {name: a}\nspec: {driverSpec: {podTemplateSpec: {spec: {hostNetwork: true}}}}\n", true},
+		{"apache none", "apiVersion: spark.apache.org/v1\nkind: SparkApplication\nmetadata: {name: a}\nspec: {}\n", false},
+	}
+	for _, tc := range tests {
+		c := detectOne(t, readObjects(t, tc.doc), CarrierOptions{})
+		if c.HostNetwork != tc.want {
+			t.Errorf("%s: HostNetwork = %t, want %t", tc.name, c.HostNetwork, tc.want)
+		}
+	}
+}

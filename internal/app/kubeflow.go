@@ -2,6 +2,8 @@ package app
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -133,4 +135,18 @@ func (c *Carrier) webhookSlot(s Slot, create bool) (*yaml.Node, string, error) {
 		return nil, "", ErrNoPodSpec
 	}
 	return nil, "", errors.New("app: unknown slot")
+}
+
+// TemplateRouteRefused reports a kubeflow carrier on the template route whose
+// spec.sparkVersion is below 3: the operator's validating webhook refuses a driver template
+// for it ("pod template feature requires Spark version 3.0.0 or higher",
+// internal/webhook/sparkapplication_validator.go), so only the webhook route can carry the
+// additions. An unreadable version is not reported here.
+func (c *Carrier) TemplateRouteRefused() bool {
+	if c.Kind != KindKubeflow || c.Route != RouteTemplate {
+		return false
+	}
+	major, _, _ := strings.Cut(strings.TrimPrefix(c.SparkVersion, "v"), ".")
+	n, err := strconv.Atoi(major)
+	return err == nil && n < 3
 }
