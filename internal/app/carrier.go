@@ -215,10 +215,11 @@ func DetectCarrier(rn *yaml.RNode, opts CarrierOptions) (*Carrier, error) {
 
 // IdentityLabels are the labels sparkui puts on what it adds for this application and on
 // the driver Pod (design §2): spark-app-selector for a spark-submit Pod, the build-time
-// application label for every other carrier.
+// application label for every other carrier. A Pod without the label gets "" here: Build
+// derives its app id from the conf (app.go).
 func (c *Carrier) IdentityLabels() map[string]string {
 	if c.Kind == KindPod {
-		return map[string]string{names.LabelAppSelector: c.Object.GetLabels()[names.LabelAppSelector]}
+		return map[string]string{names.LabelAppSelector: yamlx.GetStr(c.Object.YNode(), "metadata", "labels", names.LabelAppSelector)}
 	}
 	return map[string]string{LabelApplication: c.Name}
 }
