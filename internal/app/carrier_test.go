@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -995,4 +996,94 @@ func TestHostNetworkSources(t *testing.T) {
 			t.Errorf("%s: HostNetwork = %t, want %t", tc.name, c.HostNetwork, tc.want)
 		}
 	}
+}
+
+// TestReshapedFixturesNeverPanic replaces every node of every carrier fixture, one at a
+// time, with a scalar, a list, a mapping and a null, and runs detection and every accessor
+// on the result: each either works or returns a *ShapeError (ErrNoPodSpec for the webhook
+// route's pod spec), never panics.
+func TestReshapedFixturesNeverPanic(t *testing.T) {
+	files := []string{
+		"kubeflow-sparkapplication.yaml", "kubeflow-scheduled.yaml", "apache-v1.yaml", "apache-v1-template.yaml",
+		"apache-v1beta1.yaml", "notebook-statefulset.yaml", "connect-deployment.yaml", "driver-job.yaml", "driver-cronjob.yaml",
+	}
+	replacements := []func() *yaml.Node{
+		func() *yaml.Node { return yamlx.NewStr("x") },
+		func() *yaml.Node { return yamlx.NewSeq("x") },
+		func() *yaml.Node { return yamlx.NewMap("x", "y") },
+		func() *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagNull, Value: "null"} },
+	}
+	runs, shapeErrs := 0, 0
+	for _, file := range files {
+		b, err := os.ReadFile("../../testdata/carriers/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for doc := 0; doc < len(readObjects(t, string(b))); doc++ {
+			count := len(allNodes(readObjects(t, string(b))[doc].YNode()))
+			for i := 1; i < count; i++ { // 0 is the object itself
+				for _, repl := range replacements {
+					objs := readObjects(t, string(b))
+					nodes := allNodes(objs[doc].YNode())
+					*nodes[i] = *repl()
+					for _, route := range []Route{RouteTemplate, RouteWebhook} {
+						runs++
+						if err := exercise(objs[doc], CarrierOptions{KubeflowRoute: route, ConfigMap: configMapsOf(objs)}); err != nil {
+							var se *ShapeError
+							if !errors.As(err, &se) && !errors.Is(err, ErrNoPodSpec) {
+								t.Fatalf("%s node %d: %v", file, i, err)
+							}
+							shapeErrs++
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d runs, %d shape errors", runs, shapeErrs)
+	// The test must have reached the error paths, not only the happy ones.
+	if runs < 1000 || shapeErrs < runs/10 {
+		t.Errorf("%d runs, %d shape errors: the reshaping did not exercise the error paths", runs, shapeErrs)
+	}
+}
+
+// exercise detects a carrier and uses every accessor; a panic is turned into a test error.
+func exercise(rn *yaml.RNode, opts CarrierOptions) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	c, err := DetectCarrier(rn, opts)
+	if err != nil || c == nil {
+		return err
+	}
+	c.Settings()
+	c.IdentityLabels()
+	c.Prefix()
+	c.PathPrefix()
+	c.TemplateRouteRefused()
+	for _, s := range []Slot{SlotPodSpec, SlotInitContainers, SlotVolumes, SlotDriverContainer, SlotPodLabels} {
+		if _, _, err := c.Lookup(s); err != nil && !errors.Is(err, ErrNoPodSpec) {
+			return err
+		}
+		if _, _, err := c.Ensure(s); err != nil && !errors.Is(err, ErrNoPodSpec) {
+			var se *ShapeError
+			if errors.As(err, &se) && strings.HasSuffix(se.Msg, "has no container to run the driver in") {
+				continue
+			}
+			return err
+		}
+	}
+	_, err = c.PinDriverContainer()
+	return err
+}
+
+// allNodes lists n and its descendants, depth first.
+func allNodes(n *yaml.Node) []*yaml.Node {
+	out := []*yaml.Node{n}
+	for _, ch := range n.Content {
+		out = append(out, allNodes(ch)...)
+	}
+	return out
 }
