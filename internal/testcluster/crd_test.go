@@ -109,19 +109,21 @@ spec:
 	tests := []struct {
 		name, doc string
 		ok        bool
+		field     string // the field the rejection names
 	}{
-		{"kubeflow as written", kubeflow, true},
-		{"kubeflow misspelled driver field", strings.Replace(kubeflow, "serviceAccount:", "serviceAcount:", 1), false},
-		{"kubeflow unknown field inside the template is kept", strings.Replace(kubeflow, "restartPolicy: Always", "restartPolicy: Always, bogus: 1", 1), true},
-		{"kubeflow sparkConf as a list", strings.Replace(kubeflow, "  executor:", "  sparkConf: [a]\n  executor:", 1), false},
-		{"apache v1", strings.Replace(apache, "VERSION", "v1", 1), true},
-		{"apache v1beta1", strings.Replace(apache, "VERSION", "v1beta1", 1), true},
-		{"apache v1 ttlAfterStopMillis", strings.Replace(apache, "VERSION", "v1", 1) + "  applicationTolerations: {ttlAfterStopMillis: 1}\n", true},
-		{"apache v1beta1 refuses v1-only ttlAfterStopMillis", strings.Replace(apache, "VERSION", "v1beta1", 1) + "  applicationTolerations: {ttlAfterStopMillis: 1}\n", false},
+		{"kubeflow as written", kubeflow, true, ""},
+		{"kubeflow misspelled driver field", strings.Replace(kubeflow, "serviceAccount:", "serviceAcount:", 1), false, `unknown field "spec.driver.serviceAcount"`},
+		{"kubeflow unknown field inside the template is kept", strings.Replace(kubeflow, "restartPolicy: Always", "restartPolicy: Always, bogus: 1", 1), true, ""},
+		{"kubeflow sparkConf as a list", strings.Replace(kubeflow, "  executor:", "  sparkConf: [a]\n  executor:", 1), false, "spec.sparkConf in body must be of type object"},
+		{"apache v1", strings.Replace(apache, "VERSION", "v1", 1), true, ""},
+		{"apache v1beta1", strings.Replace(apache, "VERSION", "v1beta1", 1), true, ""},
+		{"apache v1 ttlAfterStopMillis", strings.Replace(apache, "VERSION", "v1", 1) + "  applicationTolerations: {ttlAfterStopMillis: 1}\n", true, ""},
+		{"apache v1beta1 refuses v1-only ttlAfterStopMillis", strings.Replace(apache, "VERSION", "v1beta1", 1) + "  applicationTolerations: {ttlAfterStopMillis: 1}\n", false, `unknown field "spec.applicationTolerations.ttlAfterStopMillis"`},
 		{"apache native sidecar in the template", strings.Replace(apache, "VERSION", "v1beta1", 1) +
-			"  driverSpec: {podTemplateSpec: {spec: {initContainers: [{name: a, image: b, restartPolicy: Always}]}}}\n", true},
+			"  driverSpec: {podTemplateSpec: {spec: {initContainers: [{name: a, image: b, restartPolicy: Always}]}}}\n", true, ""},
 		{"apache unknown field in the template", strings.Replace(apache, "VERSION", "v1", 1) +
-			"  driverSpec: {podTemplateSpec: {spec: {initContainers: [{name: a, image: b, bogus: 1}]}}}\n", false},
+			"  driverSpec: {podTemplateSpec: {spec: {initContainers: [{name: a, image: b, bogus: 1}]}}}\n", false,
+			`unknown field "spec.driverSpec.podTemplateSpec.spec.initContainers[0].bogus"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,8 +133,8 @@ spec:
 				t.Errorf("rejected: %v", err)
 			case !tc.ok && err == nil:
 				t.Errorf("accepted")
-			case !tc.ok && !apierrors.IsBadRequest(err) && !apierrors.IsInvalid(err):
-				t.Errorf("rejected for another reason: %v", err)
+			case !tc.ok && (!apierrors.IsBadRequest(err) && !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.field)):
+				t.Errorf("rejected for another reason than %s: %v", tc.field, err)
 			}
 		})
 	}
