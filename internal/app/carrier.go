@@ -162,6 +162,11 @@ type Carrier struct {
 	SparkVersion string
 	// DriverPodName is the driver Pod's name when the manifests fix it, "" otherwise.
 	DriverPodName string
+	// UserLifecyclePath is kubeflow's spec.driver.lifecycle field path when it is set (by the
+	// user, or by sparkui itself on the webhook route), "" otherwise. The operator's webhook, whenever it is installed, replaces the Spark
+	// container's whole lifecycle with it, on the template route too: a preStop hook in
+	// the template is then lost.
+	UserLifecyclePath string
 
 	// Replicas is how many driver Pods the carrier runs at once (Deployment/StatefulSet
 	// spec.replicas, Job spec.parallelism; 1 when unset); ReplicasPath is its field.

@@ -423,6 +423,8 @@ func TestCarrierShapeErrors(t *testing.T) {
 			`SparkApplication ns/pi: spec.driver.initContainers: is a mapping, want a list`},
 		{"kubeflow webhook lifecycle list", kfHead + "spec: {driver: {lifecycle: []}}\n", RouteWebhook,
 			`SparkApplication ns/pi: spec.driver.lifecycle: is a list, want a mapping`},
+		{"kubeflow template-route lifecycle list", ssaHead + "spec: {template: {driver: {lifecycle: x}}}\n", RouteTemplate,
+			`ScheduledSparkApplication ns/pi: spec.template.driver.lifecycle: is the scalar "x", want a mapping`},
 		{"kubeflow hostNetwork word", kfHead + "spec: {driver: {hostNetwork: yes}}\n", RouteTemplate,
 			`SparkApplication ns/pi: spec.driver.hostNetwork: is "yes", want true or false`},
 		{"kubeflow labels list", kfHead + "spec: {driver: {labels: [a]}}\n", RouteTemplate,
@@ -1086,4 +1088,28 @@ func allNodes(n *yaml.Node) []*yaml.Node {
 		out = append(out, allNodes(ch)...)
 	}
 	return out
+}
+
+// TestUserLifecycle: kubeflow's driver.lifecycle is reported on both routes (the webhook
+// applies it whenever it is installed).
+func TestUserLifecycle(t *testing.T) {
+	const kf = "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: a}\n"
+	const ssa = "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: ScheduledSparkApplication\nmetadata: {name: a}\n"
+	tests := []struct {
+		doc   string
+		route Route
+		want  string
+	}{
+		{kf + "spec: {driver: {lifecycle: {preStop: {exec: {command: [x]}}}}}\n", RouteTemplate, "spec.driver.lifecycle"},
+		{kf + "spec: {driver: {lifecycle: {preStop: {exec: {command: [x]}}}}}\n", RouteWebhook, "spec.driver.lifecycle"},
+		{ssa + "spec: {template: {driver: {lifecycle: {}}}}\n", RouteTemplate, "spec.template.driver.lifecycle"},
+		{kf + "spec: {driver: {lifecycle: null}}\n", RouteWebhook, ""},
+		{kf + "spec: {driver: {}}\n", RouteTemplate, ""},
+	}
+	for _, tc := range tests {
+		c := detectOne(t, readObjects(t, tc.doc), CarrierOptions{KubeflowRoute: tc.route})
+		if c.UserLifecyclePath != tc.want {
+			t.Errorf("%s on the %s route: UserLifecyclePath = %q, want %q", tc.doc, tc.route, c.UserLifecyclePath, tc.want)
+		}
+	}
 }

@@ -64,14 +64,18 @@ func (c *Carrier) detectKubeflow(opts CarrierOptions) error {
 	if err != nil {
 		return err
 	}
+	lc, lcPath, err := c.walk(false, cat(c.base, "driver", "lifecycle")...)
+	if err != nil {
+		return err
+	}
+	if lc != nil {
+		c.UserLifecyclePath = lcPath
+	}
 	if c.Route == RouteWebhook {
 		for _, l := range [][]string{cat(c.base, "driver", "initContainers"), cat(c.base, "driver", "volumeMounts"), cat(c.base, "volumes")} {
 			if _, _, err := c.walkSeq(false, l...); err != nil {
 				return err
 			}
-		}
-		if _, _, err := c.walk(false, cat(c.base, "driver", "lifecycle")...); err != nil {
-			return err
 		}
 	}
 	if _, err := c.readStringMap(cat(c.base, "driver", "labels")...); err != nil {
