@@ -86,6 +86,7 @@ var DefaultControllers = []string{
 
 const (
 	startTimeout = 90 * time.Second // 2 busy cores: envtest's 20 s default is tight
+	crdTimeout   = 60 * time.Second // envtest waits 10 s by default for CRDs to be served
 	stopTimeout  = 30 * time.Second
 )
 
@@ -112,6 +113,11 @@ type Options struct {
 	// APIServerArgs sets extra kube-apiserver flags (name without dashes → values),
 	// replacing envtest's value for a flag it also sets.
 	APIServerArgs map[string][]string
+	// CRDDirectoryPaths are directories (or files) of CustomResourceDefinitions
+	// (.yaml, .yml, .json) installed once the API server is up, through envtest's
+	// CRDInstallOptions; the start waits until each is served. A missing path, or
+	// paths holding no CRD at all, fails the start.
+	CRDDirectoryPaths []string
 }
 
 func (o Options) controllers() []string {
@@ -127,6 +133,9 @@ func (o Options) key() string {
 	fmt.Fprintf(&b, "cm=%t", o.ControllerManager)
 	if o.ControllerManager {
 		fmt.Fprintf(&b, " controllers=%s", strings.Join(o.controllers(), ","))
+	}
+	if len(o.CRDDirectoryPaths) > 0 {
+		fmt.Fprintf(&b, " crds=%s", strings.Join(o.CRDDirectoryPaths, ","))
 	}
 	names := make([]string, 0, len(o.APIServerArgs))
 	for k := range o.APIServerArgs {
@@ -299,11 +308,37 @@ func checkBinaries(dir string, names ...string) error {
 	return nil
 }
 
+// checkCRDPaths fails early, before anything starts, on a CRD path that does not exist
+// or a directory without a file envtest would read (.yaml, .yml, .json).
+func checkCRDPaths(paths []string) error {
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("testcluster: CRD path: %w", err)
+		}
+		if !st.IsDir() {
+			continue
+		}
+		var found bool
+		for _, ext := range []string{"*.yaml", "*.yml", "*.json"} {
+			m, _ := filepath.Glob(filepath.Join(p, ext))
+			found = found || len(m) > 0
+		}
+		if !found {
+			return fmt.Errorf("testcluster: no CustomResourceDefinition file (.yaml, .yml, .json) in %s", p)
+		}
+	}
+	return nil
+}
+
 // startIn starts a control plane from the binaries in binDir.
 func startIn(binDir string, opts Options) (_ *Cluster, retErr error) {
 	need := []string{"etcd", "kube-apiserver"}
 	if opts.ControllerManager {
 		need = append(need, "kube-controller-manager")
+	}
+	if err := checkCRDPaths(opts.CRDDirectoryPaths); err != nil {
+		return nil, err
 	}
 	if err := checkBinaries(binDir, need...); err != nil {
 		return nil, err
@@ -370,7 +405,15 @@ func startIn(binDir string, opts Options) (_ *Cluster, retErr error) {
 			KubectlPath: filepath.Join(binDir, "kubectl"),
 		},
 	}
+	if len(opts.CRDDirectoryPaths) > 0 {
+		c.Env.CRDDirectoryPaths = opts.CRDDirectoryPaths
+		c.Env.ErrorIfCRDPathMissing = true
+		c.Env.CRDInstallOptions.MaxTime = crdTimeout
+	}
 	cfg, err := c.Env.Start()
+	if err == nil && len(opts.CRDDirectoryPaths) > 0 && len(c.Env.CRDs) == 0 {
+		return nil, fmt.Errorf("testcluster: no CustomResourceDefinition found in %s", strings.Join(opts.CRDDirectoryPaths, ", "))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("testcluster: starting etcd and kube-apiserver from %s: %w\n%s%s",
 			binDir, err, logTail("kube-apiserver", apiLog.Name()), logTail("etcd", etcdLog.Name()))

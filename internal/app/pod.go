@@ -1,0 +1,27 @@
+package app
+
+import (
+	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+// detectPod recognises a spark-submit driver Pod: a v1 Pod labelled spark-role=driver, the
+// carrier app.Build handles today. Its conf lives in the ConfigMap mounted as the driver's
+// conf volume and its prefix follows the driver Service, both of which only the indexed
+// input knows: Build keeps finding those (app.go), the carrier gives the rest.
+func (c *Carrier) detectPod() (bool, error) {
+	// Lenient on purpose: a Pod whose labels cannot be read is no driver, not an error.
+	if yamlx.GetStr(c.Object.YNode(), "metadata", "labels", names.LabelSparkRole) != names.RoleDriver {
+		return false, nil
+	}
+	c.Kind = KindPod
+	// spark-submit creates the Pod in cluster mode; Build refines this from the conf
+	// (spark.submit.deployMode, spark.kubernetes.driver.master).
+	c.DeployMode = "cluster"
+	c.DriverPodName = c.Name
+	var err error
+	if c.ServiceAccount, c.ServiceAccountPath, c.HostNetwork, err = c.readPodSpecFacts(); err != nil {
+		return false, err
+	}
+	return true, nil
+}

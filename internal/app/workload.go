@@ -1,0 +1,259 @@
+package app
+
+import (
+	"path"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sparkconf"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+// Workloads whose pod template is a Spark driver: client-mode notebooks (StatefulSet),
+// Spark Connect servers (Deployment or StatefulSet), driver-only Jobs and CronJobs.
+// Kubernetes does not set spark-role=driver; a template that declares it marks the carrier.
+
+// detectWorkload reads a Deployment, StatefulSet, Job or CronJob whose pod template is
+// labelled spark-role=driver. Anything else is not a carrier, whatever its shape.
+func (c *Carrier) detectWorkload(opts CarrierOptions) (bool, error) {
+	c.base = []string{"spec", "template"}
+	if c.ObjectKind == "CronJob" {
+		c.base = []string{"spec", "jobTemplate", "spec", "template"}
+	}
+	if yamlx.GetStr(c.Object.YNode(), cat(c.base, "metadata", "labels", names.LabelSparkRole)...) != names.RoleDriver {
+		return false, nil
+	}
+	c.Kind = KindWorkload
+	var err error
+	if c.ServiceAccount, c.ServiceAccountPath, c.HostNetwork, err = c.readPodSpecFacts(); err != nil {
+		return false, err
+	}
+
+	switch c.ObjectKind {
+	case "Deployment", "StatefulSet":
+		c.ReplicasPath = "spec.replicas"
+		if c.Replicas, err = c.readInt(1, "spec", "replicas"); err != nil {
+			return false, err
+		}
+		if c.ObjectKind == "Deployment" {
+			// RollingUpdate (the default) starts the new driver before the old one stops.
+			if c.Strategy, err = c.readScalar("spec", "strategy", "type"); err != nil {
+				return false, err
+			}
+			if c.Strategy == "" {
+				c.Strategy = "RollingUpdate"
+			}
+		}
+	case "Job":
+		c.ReplicasPath = "spec.parallelism"
+		if c.Replicas, err = c.readInt(1, "spec", "parallelism"); err != nil {
+			return false, err
+		}
+	case "CronJob":
+		c.ReplicasPath = "spec.jobTemplate.spec.parallelism"
+		if c.Replicas, err = c.readInt(1, "spec", "jobTemplate", "spec", "parallelism"); err != nil {
+			return false, err
+		}
+		if c.ConcurrencyPolicy, err = c.readScalar("spec", "concurrencyPolicy"); err != nil {
+			return false, err
+		}
+		if c.ConcurrencyPolicy == "" {
+			c.ConcurrencyPolicy = "Allow" // batch/v1 default
+		}
+	}
+
+	ctr, ctrPath, err := c.driverContainer(false)
+	if err != nil {
+		return false, err
+	}
+	sub, err := c.readSubmitArgs(ctr, ctrPath)
+	if err != nil {
+		return false, err
+	}
+	c.MainClass = sub.mainClass
+
+	// The conf, lowest precedence first: the functionConfig's sparkConf (what the image or
+	// the notebook code sets, which the manifests cannot show), the properties file Spark
+	// loads (spark-defaults.conf in the conf dir, or --properties-file), then the
+	// command-line flags (spark-submit: flags override the properties file).
+	for k, v := range opts.SparkConf {
+		c.Conf[k] = v
+	}
+	if err := c.readConfFile(opts, ctr, ctrPath, sub.propertiesFile); err != nil {
+		return false, err
+	}
+	for k, v := range sub.conf {
+		c.Conf[k] = v
+	}
+	c.readIPFamilies()
+	// The Pod runs the driver itself: client mode unless it says otherwise (then it is a
+	// submitter, not a driver, which rules can report).
+	c.DeployMode = c.Conf[sparkconf.KeyDeployMode]
+	if c.DeployMode == "" {
+		c.DeployMode = "client"
+	}
+	return true, nil
+}
+
+type submitArgs struct {
+	conf           map[string]string
+	mainClass      string
+	propertiesFile string
+}
+
+// readSubmitArgs reads spark-submit's options from the driver container's command and args
+// (also what start-connect-server.sh and pyspark pass on): --conf/-c k=v, --master,
+// --deploy-mode, --name, --class, --properties-file, in both "--opt v" and "--opt=v" forms
+// (Spark's SparkSubmitOptionParser accepts both). Tokens are taken one by one: a shell
+// command line in one string (sh -c "…") is not split.
+func (c *Carrier) readSubmitArgs(ctr *yaml.Node, ctrPath string) (submitArgs, error) {
+	out := submitArgs{conf: map[string]string{}}
+	if ctr == nil {
+		return out, nil
+	}
+	var tokens []string
+	for _, list := range []string{"command", "args"} {
+		s := yamlx.Get(ctr, list)
+		if isNull(s) {
+			continue
+		}
+		if s.Kind != yaml.SequenceNode {
+			return out, c.shapeErr(ctrPath+"."+list, "is "+shapeName(s)+", want a list")
+		}
+		for i, t := range s.Content {
+			if t.Kind != yaml.ScalarNode {
+				return out, c.shapeErr(indexPath(ctrPath+"."+list, i), "is "+shapeName(t)+", want a string")
+			}
+			tokens = append(tokens, t.Value)
+		}
+	}
+	flags := map[string]string{
+		"--master": "spark.master", "--deploy-mode": sparkconf.KeyDeployMode, "--name": "spark.app.name",
+	}
+	for i := 0; i < len(tokens); i++ {
+		t := tokens[i]
+		if t == HistoryServerClass || path.Base(t) == "start-history-server.sh" {
+			out.mainClass = HistoryServerClass
+			continue
+		}
+		opt, val, inline := strings.Cut(t, "=")
+		if !strings.HasPrefix(opt, "-") {
+			continue
+		}
+		if !inline {
+			if i+1 >= len(tokens) {
+				break
+			}
+			val = tokens[i+1]
+		}
+		known := true
+		switch opt {
+		case "--conf", "-c":
+			if k, v, ok := strings.Cut(val, "="); ok {
+				out.conf[k] = v
+			}
+		case "--class":
+			if out.mainClass == "" {
+				out.mainClass = val
+			}
+		case "--properties-file":
+			out.propertiesFile = val
+		default:
+			if key, ok := flags[opt]; ok {
+				out.conf[key] = val
+			} else {
+				known = false
+			}
+		}
+		if known && !inline {
+			i++
+		}
+	}
+	return out, nil
+}
+
+// readConfFile reads the properties file Spark loads from an input ConfigMap mounted into
+// the driver container: --properties-file when given, else spark-defaults.conf in
+// $SPARK_CONF_DIR (default /opt/spark/conf), both java.util.Properties files. A mount of the
+// directory (configMap items may rename keys) or of the one file through subPath is
+// followed; anything else (a ConfigMap not in the input, a projected volume) leaves the
+// conf to the other sources.
+func (c *Carrier) readConfFile(opts CarrierOptions, ctr *yaml.Node, ctrPath, propertiesFile string) error {
+	if ctr == nil || opts.ConfigMap == nil {
+		return nil
+	}
+	file := propertiesFile
+	if file == "" {
+		dir := defaultSparkConfDir
+		for _, e := range yamlx.Items(yamlx.Get(ctr, "env")) {
+			if yamlx.GetStr(e, "name") == "SPARK_CONF_DIR" && yamlx.GetStr(e, "value") != "" {
+				dir = yamlx.GetStr(e, "value")
+			}
+		}
+		file = path.Join(dir, sparkDefaultsConfKey)
+	}
+	file = path.Clean(file)
+	mounts := yamlx.Get(ctr, "volumeMounts")
+	if !isNull(mounts) && mounts.Kind != yaml.SequenceNode {
+		return c.shapeErr(ctrPath+".volumeMounts", "is "+shapeName(mounts)+", want a list")
+	}
+	vols, _, err := c.walkSeq(false, append(c.podSpecPath(), "volumes")...)
+	if err != nil {
+		return err
+	}
+	for _, m := range yamlx.Items(mounts) {
+		mp := path.Clean(yamlx.GetStr(m, "mountPath"))
+		var relPath string // the file's path inside the volume
+		switch {
+		case mp == file && yamlx.GetStr(m, "subPath") != "":
+			relPath = yamlx.GetStr(m, "subPath")
+		case path.Dir(file) == mp && yamlx.GetStr(m, "subPath") == "":
+			relPath = path.Base(file)
+		default:
+			continue
+		}
+		for _, v := range yamlx.Items(vols) {
+			if yamlx.GetStr(v, "name") != yamlx.GetStr(m, "name") {
+				continue
+			}
+			cmName := yamlx.GetStr(v, "configMap", "name")
+			if cmName == "" {
+				continue
+			}
+			key := relPath
+			if items := yamlx.Items(yamlx.Get(v, "configMap", "items")); items != nil {
+				key = ""
+				for _, it := range items {
+					if yamlx.GetStr(it, "path") == relPath {
+						key = yamlx.GetStr(it, "key")
+					}
+				}
+			}
+			cm := opts.ConfigMap(c.Namespace, cmName)
+			if cm == nil || key == "" {
+				continue
+			}
+			data := yamlx.Get(cm.YNode(), "data", key)
+			if data == nil {
+				continue
+			}
+			c.ConfFile = cmName + "/" + key
+			if data.Kind != yaml.ScalarNode {
+				c.ConfError = &ConfError{Msg: "ConfigMap " + c.ConfFile + " is not a string"}
+				return nil
+			}
+			props, err := sparkconf.Parse(data.Value)
+			if err != nil {
+				c.ConfError = &ConfError{Msg: "ConfigMap " + c.ConfFile + ": " + err.Error()}
+				return nil
+			}
+			for k, val := range props {
+				c.Conf[k] = val
+			}
+			return nil
+		}
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package testcluster_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+// sidecar is shaped like what the function will add: a native sidecar with downward-API
+// env, a hardened securityContext, small resources and a socket volume mount.
+const sidecarContainer = `name: sparkui-runtime
+image: ghcr.io/sparkui/sparkui-runtime:0.0.0
+restartPolicy: Always
+env:
+- name: POD_NAME
+  valueFrom: {fieldRef: {fieldPath: metadata.name}}
+- name: POD_UID
+  valueFrom: {fieldRef: {fieldPath: metadata.uid}}
+securityContext:
+  runAsNonRoot: true
+  readOnlyRootFilesystem: true
+  allowPrivilegeEscalation: false
+  capabilities: {drop: [ALL]}
+  seccompProfile: {type: RuntimeDefault}
+resources:
+  requests: {cpu: 10m, memory: 16Mi}
+  limits: {memory: 32Mi}
+volumeMounts:
+- name: sparkui-run
+  mountPath: /run/sparkui
+`
+
+func node(t *testing.T, src string) *yaml.Node {
+	t.Helper()
+	rn, err := yaml.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rn.YNode()
+}
+
+// TestDryRunCarrierWrites writes into every slot of every carrier fixture what the function
+// will (sidecar, volume, the driver's mount and preStop hook, the identity label; the Apache
+// container name pinned), on both kubeflow routes, and submits the result to a server-side
+// dry run with strict field validation: every place a carrier writes is valid in the
+// operators' schemas, v1beta1 included.
+func TestDryRunCarrierWrites(t *testing.T) {
+	c := testcluster.Shared(t, testcluster.Options{CRDDirectoryPaths: []string{"../../testdata/crds"}})
+	files, err := filepath.Glob("../../testdata/carriers/*.yaml")
+	if err != nil || len(files) < 9 {
+		t.Fatalf("carrier fixtures: %v, %v", files, err)
+	}
+	kinds := map[app.CarrierKind]int{}
+	for _, f := range files {
+		for _, route := range []app.Route{app.RouteTemplate, app.RouteWebhook} {
+			objs, err := kio.FromBytes(mustRead(t, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range objs {
+				car, err := app.DetectCarrier(o, app.CarrierOptions{KubeflowRoute: route})
+				if err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				if car == nil || (route == app.RouteWebhook && car.Kind != app.KindKubeflow) {
+					continue
+				}
+				kinds[car.Kind]++
+				write(t, car)
+				if err := c.DryRunCreateYAML(testcluster.Context(t, 60*time.Second), []byte(o.MustString())); err != nil {
+					t.Errorf("%s (%s route) rewritten, rejected: %v\n%s", filepath.Base(f), route, err, o.MustString())
+				}
+			}
+		}
+	}
+	// 3 kubeflow fixtures' worth of routes: 2 fixtures × 2 routes; 3 Apache; 4 workloads.
+	if kinds[app.KindKubeflow] != 4 || kinds[app.KindApache] != 3 || kinds[app.KindWorkload] != 4 {
+		t.Errorf("carriers written: %v", kinds)
+	}
+}
+
+func write(t *testing.T, car *app.Carrier) {
+	t.Helper()
+	ensure := func(s app.Slot) *yaml.Node {
+		n, path, err := car.Ensure(s)
+		if err != nil {
+			t.Fatalf("%s: Ensure(%d) at %s: %v", car.Name, s, path, err)
+		}
+		return n
+	}
+	inits := ensure(app.SlotInitContainers)
+	inits.Content = append(inits.Content, node(t, sidecarContainer))
+	vols := ensure(app.SlotVolumes)
+	vols.Content = append(vols.Content, node(t, "name: sparkui-run\nemptyDir: {medium: Memory, sizeLimit: 1Mi}\n"))
+	drv := ensure(app.SlotDriverContainer)
+	// The webhook adds a volume only if the driver mounts it: mount it there on every route.
+	mounts := yamlx.EnsureSeq(drv, "volumeMounts")
+	mounts.Content = append(mounts.Content, node(t, "name: sparkui-run\nmountPath: /run/sparkui\n"))
+	yamlx.Set(drv, "lifecycle", yamlx.NewMap("preStop", yamlx.NewMap("exec", yamlx.NewMap("command", sidecar.PreStopCommand()))))
+	labels := ensure(app.SlotPodLabels)
+	for k, v := range car.IdentityLabels() {
+		yamlx.Set(labels, k, yamlx.NewStr(v))
+	}
+	if _, err := car.PinDriverContainer(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
