@@ -63,11 +63,14 @@ func (a *Agent) reconcile(ctx context.Context) {
 		a.cancelOp = cancel
 		a.mu.Unlock()
 		start := time.Now()
-		var err error
+		var (
+			err     error
+			outcome binder.Withdrawal
+		)
 		if want.bound {
 			err = a.client.Bind(opCtx, want.port)
 		} else {
-			err = a.client.Withdraw(opCtx)
+			outcome, err = a.client.Withdraw(opCtx)
 		}
 		a.mu.Lock()
 		a.cancelOp = nil
@@ -83,15 +86,24 @@ func (a *Agent) reconcile(ctx context.Context) {
 			transient, fatalB = a.cfg.Backoff, a.cfg.FatalBackoff
 			notFound, lastMsg = time.Time{}, ""
 			took := time.Since(start).Round(time.Millisecond)
-			if want.bound {
+			switch {
+			case want.bound:
 				a.log.Info("UI Service bound", "service", a.cfg.Service, "port", want.port, "selector", a.cfg.Selector,
 					"reason", want.reason, "took", took)
-			} else {
+			case outcome == binder.NotHeld:
+				// Nothing of this Pod's is routed: done, and the Service is left to whoever holds it.
+				a.log.Info("UI Service not withdrawn: this Pod does not hold the binding (bound by a later Pod of the application, never bound by this one, or not this application's); left alone",
+					"service", a.cfg.Service, "reason", want.reason, "took", took)
+			case outcome == binder.Gone:
+				a.log.Info("UI Service already gone: nothing to withdraw", "service", a.cfg.Service, "reason", want.reason, "took", took)
+			default:
 				a.log.Info("UI Service withdrawn", "service", a.cfg.Service, "selector", names.WithdrawnSelectorKey+"="+a.cfg.PodUID,
 					"reason", want.reason, "took", took)
 			}
 			a.writeState(want)
-			a.clearFatal()
+			if outcome != binder.NotHeld {
+				a.clearFatal()
+			}
 			a.applied(want, gen)
 			continue
 		}
