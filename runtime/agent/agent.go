@@ -16,6 +16,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/runtime/binder"
 	"github.com/sparkui/sparkui/runtime/control"
 	"github.com/sparkui/sparkui/runtime/discover"
@@ -62,6 +63,7 @@ type Agent struct {
 	kick     chan struct{}
 	cancelOp context.CancelFunc // cancels the request in flight when want changes
 	fatalMsg string
+	said     map[string]bool // messages logged once
 }
 
 // New prepares an agent; restCfg is the API server's configuration.
@@ -88,18 +90,27 @@ func New(cfg Config, restCfg *rest.Config, log *slog.Logger) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	prober := sparkapi.NewProber(sparkapi.Identity{AppID: cfg.AppID, PodName: cfg.PodName, Namespace: cfg.PodNamespace}, cfg.TLS, cfg.ProbeTimeout)
-	first, last := cfg.PortRange()
+	prober := sparkapi.NewProber(sparkapi.Identity{AppID: cfg.AppID, PodName: cfg.PodName, Namespace: cfg.PodNamespace, HostNetwork: cfg.HostNetwork},
+		cfg.TLS, cfg.ProbeTimeout)
+	prober.Filters = cfg.UIFilters
+	switch {
+	case cfg.AuthBearerFile != "":
+		prober.Cred = sparkapi.BearerFile(cfg.AuthBearerFile)
+	case cfg.AuthHeaderFile != "":
+		prober.Cred = sparkapi.HeaderFile(cfg.AuthHeaderFile)
+	}
+	skip, _ := sidecar.ParsePorts(cfg.SkipPorts) // checked by Validate
 	a := &Agent{
 		cfg:     cfg,
 		log:     log,
 		client:  client,
 		prober:  prober,
 		uri:     resolver,
-		finder:  discover.NewFinder(table, prober, discover.Options{FirstPort: first, LastPort: last, Wait: cfg.Poll * 8 / 10}),
+		said:    map[string]bool{},
 		changed: make(chan struct{}),
 		kick:    make(chan struct{}, 1),
 	}
+	a.finder = discover.NewFinder(table, prober, discover.Options{Ports: cfg.Ports(), Skip: skip, Wait: cfg.Poll * 8 / 10, OnVerdict: a.onVerdict})
 	// A previous run of this container may have bound the Service: start from what it
 	// recorded, so that a UI gone meanwhile is withdrawn at the first pass.
 	if p := a.readState(); p > 0 {

@@ -98,8 +98,16 @@ func (c *Config) Validate() error {
 			errs = append(errs, "$"+e[0]+" is required (downward API)")
 		}
 	}
-	if c.UIPort < 0 || c.UIPort > 65535 || c.SSLPort < 0 || c.SSLPort > 65535 || c.MaxRetries < 0 {
-		errs = append(errs, "ports must be in 0-65535 and --max-retries ≥ 0")
+	// Spark accepts spark.ui.port 0 (random) or 1024-65535 and exits the driver otherwise
+	// (core/src/main/scala/org/apache/spark/internal/config/UI.scala, UI_PORT's check).
+	if !sparkPort(c.UIPort) || !sparkPort(c.SSLPort) || c.MaxRetries < 0 {
+		errs = append(errs, "--ui-port and --ssl-ui-port must be 0 or in 1024-65535, and --max-retries ≥ 0")
+	}
+	if _, err := sidecar.ParsePorts(c.SkipPorts); err != nil {
+		errs = append(errs, "--skip-ports: "+err.Error())
+	}
+	if c.AuthBearerFile != "" && c.AuthHeaderFile != "" {
+		errs = append(errs, "give one of --auth-bearer-file and --auth-header-file")
 	}
 	if c.Getenv != nil {
 		if _, err := externaluri.New(c.ExternalURI, externaluri.Env{Getenv: c.Getenv}); err != nil {
@@ -112,16 +120,33 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// PortRange is the ports the UI may bind: empty (0, 0) for a random port.
-func (c *Config) PortRange() (first, last int) {
-	first = c.UIPort
+func sparkPort(p int) bool { return p == 0 || (p >= 1024 && p <= 65535) }
+
+// UserPort is the port Spark tries at offset from base: past 65535 it wraps to 1024 and up
+// (core/src/main/scala/org/apache/spark/util/Utils.scala, userPort).
+func UserPort(base, offset int) int {
+	return (base+offset-1024)%(65536-1024) + 1024
+}
+
+// Ports are the ports the UI may bind, in the order Spark tries them
+// (Utils.startServiceOnPort: base, then each retry at UserPort(base, i)); nil for a random port.
+// With TLS the HTTPS connector's base is --ssl-ui-port (the function passes Spark's
+// spark.ssl.ui.port, or UserPort(spark.ui.port, 400) when unset).
+func (c *Config) Ports() []int {
+	base := c.UIPort
 	if c.TLS {
-		first = c.SSLPort
+		base = c.SSLPort
 	}
-	if first == 0 {
-		return 0, 0
+	if base == 0 {
+		return nil
 	}
-	return first, min(first+c.MaxRetries, 65535)
+	// More retries than ports would only repeat them.
+	n := min(c.MaxRetries, 65535-1024)
+	out := make([]int, 0, n+1)
+	for i := 0; i <= n; i++ {
+		out = append(out, UserPort(base, i))
+	}
+	return out
 }
 
 // PortName is the name of the UI Service's port.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,23 +15,39 @@ func TestConfig(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if f, l := c.PortRange(); f != 4040 || l != 4056 {
-		t.Errorf("range %d-%d", f, l)
+	if p := c.Ports(); len(p) != 17 || p[0] != 4040 || p[16] != 4056 {
+		t.Errorf("ports %v", p)
 	}
 	if c.Role != "wc-ui-svc-binder" || c.PortName() != "spark-ui" || c.Selector["spark-role"] != "driver" || c.Selector["spark-app-selector"] != "spark-1" {
 		t.Errorf("%+v", c)
 	}
 	c.TLS, c.SSLPort = true, 4440
-	if f, l := c.PortRange(); f != 4440 || l != 4456 || c.PortName() != "https" {
-		t.Errorf("TLS range %d-%d %s", f, l, c.PortName())
+	if p := c.Ports(); len(p) != 17 || p[0] != 4440 || p[16] != 4456 || c.PortName() != "https" {
+		t.Errorf("TLS ports %v %s", p, c.PortName())
 	}
 	c.SSLPort = 0
-	if f, l := c.PortRange(); f != 0 || l != 0 {
-		t.Errorf("random secure port: %d-%d", f, l)
+	if p := c.Ports(); p != nil {
+		t.Errorf("random secure port: %v", p)
 	}
-	c.UIPort, c.MaxRetries, c.TLS = 65530, 16, false
-	if _, l := c.PortRange(); l != 65535 {
-		t.Errorf("last port %d", l)
+	// Spark's Utils.userPort wraps past 65535 to 1024.
+	c.UIPort, c.MaxRetries, c.TLS = 65530, 8, false
+	if p := fmt.Sprint(c.Ports()); p != "[65530 65531 65532 65533 65534 65535 1024 1025 1026]" {
+		t.Errorf("wrapped ports %s", p)
+	}
+	if UserPort(65535, 1) != 1024 || UserPort(4040, 400) != 4440 || UserPort(65000, 1000) != 1488 {
+		t.Error(UserPort(65535, 1), UserPort(4040, 400), UserPort(65000, 1000))
+	}
+	for _, bad := range []Config{
+		{Config: sidecar.Config{UIPort: 80}},
+		{Config: sidecar.Config{UIPort: 4040, TLS: true, SSLPort: 443}},
+		{Config: sidecar.Config{UIPort: 65536}},
+		{Config: sidecar.Config{SkipPorts: "7078,x"}},
+		{Config: sidecar.Config{AuthBearerFile: "/a", AuthHeaderFile: "/b"}},
+	} {
+		bad.Service, bad.AppID, bad.PodName, bad.PodNamespace, bad.PodUID = "s", "a", "p", "n", "u"
+		if err := bad.Validate(); err == nil {
+			t.Errorf("Validate(%+v): no error", bad.Config)
+		}
 	}
 	err := (&Config{}).Validate()
 	for _, want := range []string{"--service", "--app-id", "$POD_NAME", "$POD_NAMESPACE", "$POD_UID"} {

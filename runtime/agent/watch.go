@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sparkui/sparkui/runtime/discover"
@@ -52,6 +53,14 @@ func (a *Agent) watch(ctx context.Context) {
 				}
 			case found:
 				a.log.Info("UI found", "socket", sock.String(), "scheme", a.prober.Scheme())
+				if m := a.finder.Matches(); len(m) > 1 {
+					var rest []string
+					for _, s := range m[1:] {
+						rest = append(rest, s.String())
+					}
+					a.log.Warn("several live Spark UIs in this Pod (several SparkContexts?): binding the first Spark started, not the others",
+						"bound", sock.String(), "not_bound", strings.Join(rest, ", "))
+				}
 				bound = &sock
 				a.setWant(desire{bound: true, port: sock.Port, reason: "UI found"})
 			default:
@@ -87,9 +96,35 @@ func (a *Agent) probeAny(ctx context.Context, s discover.Socket) bool {
 }
 
 func (a *Agent) portsDesc() string {
-	first, last := a.cfg.PortRange()
-	if first == 0 {
+	ports := a.cfg.Ports()
+	if ports == nil {
 		return "random (every listening socket)"
 	}
-	return fmt.Sprintf("%d-%d", first, last)
+	return discover.PortsString(ports)
+}
+
+// onVerdict reports, once each, what a person must act on among the verdicts: a UI behind an
+// authentication filter (also in the termination log: the runtime will never bind it without
+// a credential) and, under hostNetwork, a live UI whose identity cannot be proven.
+func (a *Agent) onVerdict(s discover.Socket, r sparkapi.Result) {
+	var msg string
+	switch r.Verdict {
+	case sparkapi.Denied:
+		msg = "the UI refuses the runtime's probes; not bound: " + r.Detail
+	case sparkapi.Unproven:
+		msg = "a live Spark UI whose identity cannot be proven under hostNetwork; not bound: " + r.Detail
+	default:
+		return
+	}
+	a.mu.Lock()
+	said := a.said[msg]
+	a.said[msg] = true
+	a.mu.Unlock()
+	if said {
+		return
+	}
+	a.log.Warn(msg, "port", s.Port)
+	if r.Verdict == sparkapi.Denied {
+		a.fatal(fmt.Sprintf("port %d: %s", s.Port, msg))
+	}
 }
