@@ -34,6 +34,7 @@ import (
 	"github.com/sparkui/sparkui/runtime/binder"
 	"github.com/sparkui/sparkui/runtime/control"
 	"github.com/sparkui/sparkui/runtime/externaluri"
+	"github.com/sparkui/sparkui/runtime/install"
 )
 
 // Exit codes.
@@ -220,9 +221,10 @@ func run(args []string, stderr io.Writer) int {
 	}
 	log.Info("sparkui-runtime starting", "version", version.Version, "service", cfg.PodNamespace+"/"+cfg.Service, "app_id", cfg.AppID,
 		"pod", cfg.PodName, "ui_port", cfg.UIPort, "max_retries", cfg.MaxRetries, "tls", cfg.TLS, "ssl_ui_port", cfg.SSLPort,
-		"host_network", cfg.HostNetwork, "external_uri", cfg.ExternalURI, "poll", cfg.Poll)
+		"host_network", cfg.HostNetwork, "external_uri", cfg.ExternalURI, "poll", cfg.Poll, "skip_ports", cfg.SkipPorts,
+		"ui_filters", cfg.UIFilters, "auth_bearer_file", cfg.AuthBearerFile, "auth_header_file", cfg.AuthHeaderFile)
 	if f.install != "" {
-		if err := agent.Install(f.install); err != nil {
+		if err := install.Self(f.install); err != nil {
 			log.Warn("cannot install the binary for the preStop hook; the withdrawal will follow the UI's end instead", "path", f.install, "err", err)
 		} else {
 			log.Info("installed the binary for the preStop hook", "path", f.install)

@@ -191,7 +191,9 @@ func TestBinary(t *testing.T) {
 	termLog := filepath.Join(shared, "termination-log")
 	sock := filepath.Join(shared, "runtime.sock")
 	installed := filepath.Join(shared, "sparkui-runtime")
-	args := append(sidecar.Config{Service: svc, AppID: appID, UIPort: 0, MaxRetries: 16}.Args(),
+	// --host-network: the stand-in UIs of every test share this machine's network namespace, as
+	// drivers share a node's under hostNetwork: identity must be proven (a random port probes them all).
+	args := append(sidecar.Config{Service: svc, AppID: appID, UIPort: 0, MaxRetries: 16, HostNetwork: true}.Args(),
 		"--socket="+sock, "--install="+installed, "--state-file="+filepath.Join(shared, "bound-port"),
 		"--termination-log="+termLog, "--log-format=json")
 	env := []string{"KUBECONFIG=" + kubeconfig, "POD_NAME=" + pod.Name, "POD_NAMESPACE=" + ns, "POD_UID=" + string(pod.UID)}

@@ -81,7 +81,9 @@ func TestWaitURI(t *testing.T) {
 	}
 	defer ui.Close()
 	dir := t.TempDir()
-	args := append(sidecar.Config{Service: svc, AppID: appID, MaxRetries: 16, ExternalURI: "nodePort"}.Args(),
+	// --host-network: the stand-in UIs of every test share this machine's network namespace, as
+	// drivers share a node's under hostNetwork: identity must be proven (a random port probes them all).
+	args := append(sidecar.Config{Service: svc, AppID: appID, MaxRetries: 16, ExternalURI: "nodePort", HostNetwork: true}.Args(),
 		"--socket=", "--install=", "--state-file=", "--termination-log="+dir+"/termination-log")
 	env := []string{"KUBECONFIG=" + kubeconfig, "POD_NAME=" + pod.Name, "POD_NAMESPACE=" + ns, "POD_UID=" + string(pod.UID), sidecar.EnvHostIP + "=192.0.2.10"}
 	p := startProc(t, env, args...)

@@ -58,6 +58,22 @@ type Config struct {
 	// ExternalURI is how the runtime publishes the UI's external URI after binding: "" (or
 	// none/annotation: someone else resolves it), nodePort or loadBalancer.
 	ExternalURI string
+
+	// SkipPorts are ports the runtime never probes, comma-separated ("7078,7079"): the
+	// driver's RPC and block-manager ports (spark.driver.port, spark.blockManager.port /
+	// spark.driver.blockManager.port). An HTTP request there makes the driver log a "Too large
+	// frame" stack trace (common/network-common TransportFrameDecoder). Empty: none skipped.
+	SkipPorts string
+	// UIFilters is spark.ui.filters as configured (comma-separated class names), named in the
+	// runtime's message when the UI refuses its probes (401/403/302); empty when not set.
+	UIFilters string
+	// AuthBearerFile is a mounted file holding a bearer token (e.g. a JWS for Spark's
+	// org.apache.spark.ui.JWSFilter): probes send "Authorization: Bearer <file content>".
+	AuthBearerFile string
+	// AuthHeaderFile is a mounted file holding one HTTP header line "Name: value" that probes
+	// send (any other filter's credential: a cookie, a basic-auth Authorization, an API key).
+	// Both files are read again when they change (Secret rotation).
+	AuthHeaderFile string
 }
 
 // Flags registers c's fields on fs under their argument names.
@@ -71,6 +87,10 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.HostNetwork, "host-network", c.HostNetwork, "the Pod uses the node's network namespace")
 	fs.StringVar(&c.ExternalURI, "external-uri", c.ExternalURI, "resolve and publish the UI's external URI: nodePort or loadBalancer (empty: not the runtime's job)")
 	fs.StringVar(&c.Role, "role", c.Role, "Role that should grant get and patch on the Service, named in 403 messages (default <service without -ui-svc>-ui-svc-binder)")
+	fs.StringVar(&c.SkipPorts, "skip-ports", c.SkipPorts, "ports never probed, comma-separated: the driver's RPC and block-manager ports (e.g. 7078,7079)")
+	fs.StringVar(&c.UIFilters, "ui-filters", c.UIFilters, "spark.ui.filters (class names), named when the UI refuses the runtime's probes")
+	fs.StringVar(&c.AuthBearerFile, "auth-bearer-file", c.AuthBearerFile, "file holding a bearer token sent to the UI's REST API (Authorization: Bearer …); re-read when it changes")
+	fs.StringVar(&c.AuthHeaderFile, "auth-header-file", c.AuthHeaderFile, "file holding one header line \"Name: value\" sent to the UI's REST API; re-read when it changes")
 }
 
 // Args is the container's args for `run` with c.
@@ -93,7 +113,45 @@ func (c Config) Args() []string {
 	if c.Role != "" {
 		args = append(args, "--role="+c.Role)
 	}
+	if c.SkipPorts != "" {
+		args = append(args, "--skip-ports="+c.SkipPorts)
+	}
+	if c.UIFilters != "" {
+		args = append(args, "--ui-filters="+c.UIFilters)
+	}
+	if c.AuthBearerFile != "" {
+		args = append(args, "--auth-bearer-file="+c.AuthBearerFile)
+	}
+	if c.AuthHeaderFile != "" {
+		args = append(args, "--auth-header-file="+c.AuthHeaderFile)
+	}
 	return args
+}
+
+// ParsePorts reads a SkipPorts list: comma-separated ports in 1-65535, blanks ignored.
+func ParsePorts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		p, err := strconv.Atoi(f)
+		if err != nil || p < 1 || p > 65535 {
+			return nil, fmt.Errorf("port %q is not in 1-65535", f)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// FormatPorts writes ports as a SkipPorts list.
+func FormatPorts(ports []int) string {
+	s := make([]string, len(ports))
+	for i, p := range ports {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, ",")
 }
 
 // ResolvesURI reports whether the runtime itself resolves the external URI for mode (the

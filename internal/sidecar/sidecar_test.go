@@ -37,6 +37,8 @@ func TestConfigArgsRoundTrip(t *testing.T) {
 	for _, c := range []Config{
 		{Service: "a-ui-svc", AppID: "spark-1", UIPort: 0, MaxRetries: 16, HostNetwork: true},
 		{Service: "a-ui-svc", AppID: "spark-1", UIPort: 4040, MaxRetries: 3, TLS: true, SSLPort: 4440},
+		{Service: "a-ui-svc", AppID: "spark-1", UIPort: 4040, MaxRetries: 16, SkipPorts: "7078,7079",
+			UIFilters: "org.apache.spark.ui.JWSFilter", AuthBearerFile: "/var/run/sparkui/token", AuthHeaderFile: "/var/run/sparkui/header"},
 	} {
 		got, err := ParseArgs(c.Args())
 		if err != nil || got != c {
@@ -78,5 +80,31 @@ func TestResolvesURI(t *testing.T) {
 		if ResolvesURI(mode) != want {
 			t.Errorf("ResolvesURI(%q) = %v", mode, !want)
 		}
+	}
+}
+
+func TestNewFlagsArgs(t *testing.T) {
+	c := Config{Service: "a-ui-svc", AppID: "spark-1", UIPort: 4040, MaxRetries: 16, SkipPorts: "7078,7079",
+		UIFilters: "org.apache.spark.ui.JWSFilter", AuthBearerFile: "/b", AuthHeaderFile: "/h"}
+	want := []string{"run", "--service=a-ui-svc", "--app-id=spark-1", "--ui-port=4040", "--max-retries=16", "--tls=false",
+		"--host-network=false", "--skip-ports=7078,7079", "--ui-filters=org.apache.spark.ui.JWSFilter",
+		"--auth-bearer-file=/b", "--auth-header-file=/h"}
+	if got := c.Args(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Args() = %q, want %q", got, want)
+	}
+}
+
+func TestParsePorts(t *testing.T) {
+	got, err := ParsePorts(" 7078, 7079,,")
+	if err != nil || !reflect.DeepEqual(got, []int{7078, 7079}) || FormatPorts(got) != "7078,7079" {
+		t.Errorf("ParsePorts = %v, %v", got, err)
+	}
+	for _, bad := range []string{"0", "65536", "x", "7078,-1"} {
+		if _, err := ParsePorts(bad); err == nil {
+			t.Errorf("ParsePorts(%q): no error", bad)
+		}
+	}
+	if got, err := ParsePorts(""); err != nil || got != nil {
+		t.Errorf("ParsePorts(\"\") = %v, %v", got, err)
 	}
 }

@@ -290,7 +290,9 @@ func TestServiceOfAnotherApp(t *testing.T) {
 func TestRestartWithdrawsStaleBinding(t *testing.T) {
 	t.Parallel()
 	a := newApp(t, shared(t), appOpts{})
-	patch := `{"spec":{"selector":{"spark-app-selector":"` + a.appID + `","spark-role":"driver"},"ports":[{"name":"spark-ui","port":4040,"targetPort":41234}]}}`
+	// As the previous run's bind left it: selector, targetPort, and this Pod as owner.
+	patch := `{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":"` + a.pod.Name + `","uid":"` + string(a.pod.UID) + `"}]},` +
+		`"spec":{"selector":{"spark-app-selector":"` + a.appID + `","spark-role":"driver"},"ports":[{"name":"spark-ui","port":4040,"targetPort":41234}]}}`
 	if _, err := a.c.Client.CoreV1().Services(a.ns).Patch(testcluster.Context(t, 10*time.Second), a.service, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}

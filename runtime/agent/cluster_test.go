@@ -23,7 +23,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 
 	"github.com/sparkui/sparkui/internal/names"
@@ -99,6 +98,7 @@ type appOpts struct {
 	svcAppID  string // spark-app-selector label of the Service; default the app's
 	svcType   corev1.ServiceType
 	svcAnn    map[string]string // annotations of the Service
+	podName   string            // the driver Pod's name; default wordcount-driver
 }
 
 var ipSeq struct {
@@ -123,34 +123,7 @@ func newApp(t testing.TB, c *testcluster.Cluster, o appOpts) *app {
 	if _, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "wordcount-driver", Namespace: ns, Labels: map[string]string{
-			names.LabelAppSelector: a.appID, names.LabelSparkRole: names.RoleDriver, "spark-app-name": "wordcount",
-		}},
-		Spec: corev1.PodSpec{
-			NodeName:           node.Name,
-			ServiceAccountName: sa,
-			Containers: []corev1.Container{{
-				Name: names.DriverContainer, Image: "apache/spark:4.0.0",
-				Ports: []corev1.ContainerPort{{Name: "driver-rpc-port", ContainerPort: 7078}},
-			}},
-		},
-	}
-	pod, err := c.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := metav1.Now()
-	pod.Status = corev1.PodStatus{
-		Phase: corev1.PodRunning, PodIP: a.podIP, PodIPs: []corev1.PodIP{{IP: a.podIP}}, HostIP: "192.0.2.10",
-		Conditions: []corev1.PodCondition{
-			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		},
-	}
-	if a.pod, err = c.Client.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	a.pod = a.addPod(t, cmp.Or(o.podName, "wordcount-driver"), a.podIP)
 	if !o.noService {
 		a.createService(t, o.svcAppID)
 	}
@@ -159,6 +132,42 @@ func newApp(t testing.TB, c *testcluster.Cluster, o appOpts) *app {
 	}
 	a.user = saConfig(t, c, ns)
 	return a
+}
+
+// addPod creates a driver Pod of the application on the app's Node, with IP ip, Running and
+// Ready (through the status subresource).
+func (a *app) addPod(t testing.TB, name, ip string) *corev1.Pod {
+	t.Helper()
+	ctx := testcluster.Context(t, 30*time.Second)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: a.ns, Labels: map[string]string{
+			names.LabelAppSelector: a.appID, names.LabelSparkRole: names.RoleDriver, "spark-app-name": "wordcount",
+		}},
+		Spec: corev1.PodSpec{
+			NodeName:           a.ns + "-node",
+			ServiceAccountName: sa,
+			Containers: []corev1.Container{{
+				Name: names.DriverContainer, Image: "apache/spark:4.0.0",
+				Ports: []corev1.ContainerPort{{Name: "driver-rpc-port", ContainerPort: 7078}},
+			}},
+		},
+	}
+	pod, err := a.c.Client.CoreV1().Pods(a.ns).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	pod.Status = corev1.PodStatus{
+		Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}, HostIP: "192.0.2.10",
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		},
+	}
+	if pod, err = a.c.Client.CoreV1().Pods(a.ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return pod
 }
 
 func saConfig(t testing.TB, c *testcluster.Cluster, ns string) *rest.Config {
@@ -186,8 +195,10 @@ func (a *app) createService(t testing.TB, appID string) {
 			names.LabelManagedBy: names.ManagedByValue, names.LabelAppSelector: appID,
 		}, Annotations: a.svcAnn},
 		Spec: corev1.ServiceSpec{
-			Type:  cmp.Or(a.svcType, corev1.ServiceTypeClusterIP),
-			Ports: []corev1.ServicePort{{Name: a.portName(), Protocol: corev1.ProtocolTCP, Port: 4040, TargetPort: intstr.FromInt32(4040)}},
+			Type: cmp.Or(a.svcType, corev1.ServiceTypeClusterIP),
+			// No targetPort: the function declares no field the runtime writes (issue 9 A);
+			// the API server defaults it to the port.
+			Ports: []corev1.ServicePort{{Name: a.portName(), Protocol: corev1.ProtocolTCP, Port: 4040}},
 		},
 	}
 	if _, err := a.c.Client.CoreV1().Services(a.ns).Create(testcluster.Context(t, 30*time.Second), svc, metav1.CreateOptions{}); err != nil {
@@ -227,18 +238,29 @@ func (a *app) createRBAC(t testing.TB) {
 	})
 }
 
-// config is the runtime's configuration for the app.
+// config is the runtime's configuration for the app. HostNetwork is on: the tests' stand-in
+// UIs (and those of the tests running beside them) share the test process's network
+// namespace, as drivers share a node's under hostNetwork, so identity must be proven. Tests of
+// the Pod network use podNetwork, which restricts the candidates to their own UI's port.
 func (a *app) config(t testing.TB) agent.Config {
 	dir := t.TempDir()
 	return agent.Config{
 		Config: sidecar.Config{
-			Service: a.service, AppID: a.appID, UIPort: 0, MaxRetries: 16, TLS: a.tls,
+			Service: a.service, AppID: a.appID, UIPort: 0, MaxRetries: 16, TLS: a.tls, HostNetwork: true,
 		},
 		PodName: a.pod.Name, PodNamespace: a.ns, PodUID: string(a.pod.UID),
 		Socket:         filepath.Join(dir, "runtime.sock"),
 		StateFile:      filepath.Join(dir, "bound-port"),
 		TerminationLog: filepath.Join(dir, "termination-log"),
 	}
+}
+
+// podNetwork makes cfg the Pod network's, its candidates the one port the test's own UI
+// listens on (spark.ui.port = port, no retries): every other socket of the test process
+// belongs to other tests, which on a real Pod network would not be there.
+func podNetwork(cfg agent.Config, port int) agent.Config {
+	cfg.HostNetwork, cfg.UIPort, cfg.MaxRetries = false, port, 0
+	return cfg
 }
 
 // service reads the UI Service as an administrator.
@@ -385,7 +407,13 @@ func sliceEndpoints(ctx context.Context, a *app) (ready []string, total int, err
 
 func (a *app) waitSlice(t testing.TB, port int) {
 	t.Helper()
-	want := fmt.Sprintf("%s:%d", a.podIP, port)
+	a.waitSliceIP(t, a.podIP, port)
+}
+
+// waitSliceIP waits until the Service's slices hold exactly one endpoint, ip:port.
+func (a *app) waitSliceIP(t testing.TB, ip string, port int) {
+	t.Helper()
+	want := fmt.Sprintf("%s:%d", ip, port)
 	testcluster.WaitFor(t, 30*time.Second, "an EndpointSlice with "+want, func() (bool, string) {
 		ready, total, err := sliceEndpoints(testcluster.Context(t, 10*time.Second), a)
 		if err != nil {

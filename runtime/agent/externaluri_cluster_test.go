@@ -179,8 +179,10 @@ func TestExternalURIAnnotationMode(t *testing.T) {
 func TestExternalURIRestart(t *testing.T) {
 	t.Parallel()
 	a := newApp(t, shared(t), appOpts{svcType: corev1.ServiceTypeNodePort})
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"http://%s:31999"}},"spec":{"selector":{"spark-app-selector":%q,"spark-role":"driver"},"ports":[{"name":"spark-ui","port":4040,"targetPort":41234}]}}`,
-		names.AnnotationResolvedExternalURI, hostIP, a.appID)
+	// As the previous run left it: bound (this Pod as owner, as every bind writes) and the URI.
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"http://%s:31999"},"ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":%q,"uid":%q}]},`+
+		`"spec":{"selector":{"spark-app-selector":%q,"spark-role":"driver"},"ports":[{"name":"spark-ui","port":4040,"targetPort":41234}]}}`,
+		names.AnnotationResolvedExternalURI, hostIP, a.pod.Name, a.pod.UID, a.appID)
 	if _, err := a.c.Client.CoreV1().Services(a.ns).Patch(testcluster.Context(t, 10*time.Second), a.service, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -89,6 +89,19 @@ func (t Target) BindPatch(port int) []byte {
 	return mustJSON(ops)
 }
 
+// holderGuard proves this Pod holds the binding: only its own bind wrote its UID as the
+// Service's (single) ownerReference, and a later Pod's bind of the same application (a
+// replacement Pod, the next run of a schedule) replaces it with that Pod's. The selector cannot
+// tell them apart (both Pods carry the same spark-app-selector), and an annotation would need
+// metadata.annotations to exist; ownerReferences is written whole by every bind and declared by
+// no manifest (issue 9 A), so a re-apply keeps it. Without a Pod UID there is no guard.
+func (t Target) holderGuard() []op {
+	if t.PodUID == "" || t.PodName == "" {
+		return nil
+	}
+	return []op{{Op: "test", Path: "/metadata/ownerReferences/0/uid", Value: t.PodUID}}
+}
+
 // URIOps is what a withdrawal does to the resolved-external-uri annotation. JSON Patch
 // `remove` fails on a missing member, and the whole patch with it: which form is sent depends
 // on what the client last saw of the Service.
@@ -108,10 +121,11 @@ const (
 
 var uriPath = "/metadata/annotations/" + escape(names.AnnotationResolvedExternalURI)
 
-// WithdrawPatch sets the selector that matches nothing, with the same guards, and removes the
-// resolved external URI as uri says.
+// WithdrawPatch sets the selector that matches nothing, with the same guards and only while
+// this Pod holds the binding (holderGuard), and removes the resolved external URI as uri says.
 func (t Target) WithdrawPatch(uri URIOps) []byte {
-	ops := append(t.guards(), op{Op: "add", Path: "/spec/selector", Value: t.WithdrawnSelector()})
+	ops := append(t.guards(), t.holderGuard()...)
+	ops = append(ops, op{Op: "add", Path: "/spec/selector", Value: t.WithdrawnSelector()})
 	switch uri {
 	case RemoveURI:
 		ops = append(ops, op{Op: "remove", Path: uriPath})
@@ -125,7 +139,8 @@ func (t Target) WithdrawPatch(uri URIOps) []byte {
 // selector (a Service withdrawn meanwhile, or bound by someone else, is left alone).
 // haveAnnotations says whether metadata.annotations exists: `add` into a missing map fails.
 func (t Target) PublishPatch(uri string, haveAnnotations bool) []byte {
-	ops := append(t.guards(), op{Op: "test", Path: "/spec/selector", Value: t.Selector})
+	ops := append(t.guards(), t.holderGuard()...)
+	ops = append(ops, op{Op: "test", Path: "/spec/selector", Value: t.Selector})
 	if haveAnnotations {
 		ops = append(ops, op{Op: "add", Path: uriPath, Value: uri})
 	} else {
@@ -260,26 +275,51 @@ func WithdrawURIOps(view *externaluri.Service) URIOps {
 	return KeepURI
 }
 
+// Withdrawal is what a withdrawal found.
+type Withdrawal int
+
+const (
+	// Withdrawn: the API server applied the withdrawn selector.
+	Withdrawn Withdrawal = iota
+	// Gone: the Service does not exist (Spark deletes its Services at stop).
+	Gone
+	// NotHeld: a guard refused it: the Service is bound by another Pod since (a later Pod's
+	// bind replaced this one's ownerReference), was never bound by this Pod, or is not this
+	// application's. Nothing was changed and nothing of this Pod's is routed.
+	NotHeld
+)
+
+func (w Withdrawal) String() string {
+	return [...]string{"withdrawn", "gone", "not-held"}[w]
+}
+
 // Withdraw sends WithdrawPatch, removing the resolved external URI in the same patch. A
-// Service that is gone, or no longer this application's, counts as withdrawn: there is
-// nothing of ours left to route.
+// Service that is gone, or that this Pod does not hold (another application's, or bound by a
+// later Pod of this one), counts as withdrawn: there is nothing of this Pod's left to route.
+// No read follows a refusal: whose the Service is does not change what to do.
 //
 // One request in the normal case. When the patch with an annotation operation is refused (the
 // annotation, or metadata.annotations, is not there after all: removed by its controller, or
-// the state was unknown after a restart), the plain withdrawal follows at once: two requests,
-// no read.
-func (c *Client) Withdraw(ctx context.Context) error {
+// the state was unknown after a restart; or a guard failed), the plain withdrawal follows at
+// once: two requests, no read.
+func (c *Client) Withdraw(ctx context.Context) (Withdrawal, error) {
 	ops := WithdrawURIOps(c.View())
 	err := c.patch(ctx, c.t.WithdrawPatch(ops))
 	if ops != KeepURI && isGuardFailure(err) {
 		err = c.patch(ctx, c.t.WithdrawPatch(KeepURI))
 	}
+	switch {
+	case err == nil:
+		return Withdrawn, nil
+	case isGuardFailure(err):
+		return NotHeld, nil
+	}
 	err = c.classify(ctx, "withdraw", err)
 	var f *Failure
-	if errors.As(err, &f) && (f.Kind == NotFound || f.Kind == NotOurs) {
-		return nil
+	if errors.As(err, &f) && f.Kind == NotFound {
+		return Gone, nil
 	}
-	return err
+	return 0, err
 }
 
 // Publish writes the resolved external URI (PublishPatch). When the patch is refused with the

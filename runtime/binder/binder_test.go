@@ -40,15 +40,26 @@ func TestWithdrawPatch(t *testing.T) {
 	got := string(target.WithdrawPatch(KeepURI))
 	want := `[{"op":"test","path":"/metadata/labels/spark-app-selector","value":"spark-0123"},` +
 		`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},` +
+		`{"op":"test","path":"/metadata/ownerReferences/0/uid","value":"7c1f0e2a-0000-4000-8000-000000000001"},` +
 		`{"op":"add","path":"/spec/selector","value":{"sparkui.dev/withdrawn":"7c1f0e2a-0000-4000-8000-000000000001"}}]`
 	if got != want {
 		t.Errorf("withdraw patch\n got %s\nwant %s", got, want)
 	}
 }
 
+// TestWithdrawPatchNoPod: without the Pod's identity there is no binding to hold: no guard.
+func TestWithdrawPatchNoPod(t *testing.T) {
+	tg := target
+	tg.PodUID, tg.PodName = "", ""
+	if got := string(tg.WithdrawPatch(KeepURI)); strings.Contains(got, "ownerReferences") {
+		t.Errorf("withdraw patch without a Pod tests the owner: %s", got)
+	}
+}
+
 func TestWithdrawPatchURI(t *testing.T) {
 	base := `[{"op":"test","path":"/metadata/labels/spark-app-selector","value":"spark-0123"},` +
 		`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},` +
+		`{"op":"test","path":"/metadata/ownerReferences/0/uid","value":"7c1f0e2a-0000-4000-8000-000000000001"},` +
 		`{"op":"add","path":"/spec/selector","value":{"sparkui.dev/withdrawn":"7c1f0e2a-0000-4000-8000-000000000001"}},`
 	if got, want := string(target.WithdrawPatch(RemoveURI)), base+
 		`{"op":"remove","path":"/metadata/annotations/sparkui.dev~1resolved-external-uri","value":null}]`; got != want {
@@ -83,6 +94,7 @@ func TestWithdrawPatchURI(t *testing.T) {
 func TestPublishPatch(t *testing.T) {
 	base := `[{"op":"test","path":"/metadata/labels/spark-app-selector","value":"spark-0123"},` +
 		`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},` +
+		`{"op":"test","path":"/metadata/ownerReferences/0/uid","value":"7c1f0e2a-0000-4000-8000-000000000001"},` +
 		`{"op":"test","path":"/spec/selector","value":{"spark-app-selector":"spark-0123","spark-role":"driver"}},`
 	if got, want := string(target.PublishPatch("http://192.0.2.1:30001", true)), base+
 		`{"op":"add","path":"/metadata/annotations/sparkui.dev~1resolved-external-uri","value":"http://192.0.2.1:30001"}]`; got != want {

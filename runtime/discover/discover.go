@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/http"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -166,9 +167,16 @@ type Prober interface {
 
 // Options tune a Finder.
 type Options struct {
-	// FirstPort and LastPort restrict the candidates (a fixed spark.ui.port and its retries);
-	// 0, 0 = every listening socket (random port).
-	FirstPort, LastPort int
+	// Ports restricts the candidates to a fixed spark.ui.port and its retries, in the order
+	// Spark tries them (which wraps past 65535: see agent.Config.Ports); empty = every
+	// listening socket (random port).
+	Ports []int
+	// Skip are ports never probed, whatever the range: the driver's RPC and block-manager
+	// ports (an HTTP request there makes the driver log a "Too large frame" stack trace).
+	Skip []int
+	// OnVerdict, when set, is called (outside the Finder's lock, from the probing goroutine)
+	// each time a socket's verdict changes: for messages that are logged once.
+	OnVerdict func(Socket, sparkapi.Result)
 	// Parallel probes at most; default 8.
 	Parallel int
 	// MaxProbes started per pass bounds the work of one pass (a node's namespace under
@@ -190,6 +198,9 @@ type Finder struct {
 	now    func() time.Time
 	sem    chan struct{}
 
+	rank map[int]int // port → its place in Spark's order (fixed ports)
+	skip map[int]bool
+
 	mu     sync.Mutex
 	cache  map[uint64]*entry
 	passes uint64
@@ -202,6 +213,10 @@ type entry struct {
 	fails    int
 	pass     uint64 // last pass that saw the socket
 	inflight bool
+	// startingUp: the socket served Spark's starting-up page: a 404 from it later is one of
+	// the windows of a starting UI (SparkUI.attachAllHandlers swaps the init handler for the
+	// UI's handlers), not "not Spark".
+	startingUp bool
 }
 
 // NewFinder returns a Finder over table asking prober.
@@ -215,18 +230,45 @@ func NewFinder(table Source, prober Prober, opts Options) *Finder {
 	if opts.Wait <= 0 {
 		opts.Wait = 80 * time.Millisecond
 	}
-	return &Finder{table: table, prober: prober, opts: opts, now: time.Now, cache: map[uint64]*entry{},
-		sem: make(chan struct{}, opts.Parallel)}
+	f := &Finder{table: table, prober: prober, opts: opts, now: time.Now, cache: map[uint64]*entry{},
+		sem: make(chan struct{}, opts.Parallel), rank: map[int]int{}, skip: map[int]bool{}}
+	for i, p := range opts.Ports {
+		if _, dup := f.rank[p]; !dup {
+			f.rank[p] = i
+		}
+	}
+	for _, p := range opts.Skip {
+		f.skip[p] = true
+	}
+	return f
 }
 
 // Source is where the Finder reads the sockets.
 func (f *Finder) Source() Source { return f.table }
 
 func (f *Finder) inRange(port int) bool {
-	if f.opts.FirstPort == 0 && f.opts.LastPort == 0 {
+	if f.skip[port] {
+		return false
+	}
+	if len(f.opts.Ports) == 0 {
 		return true
 	}
-	return port >= f.opts.FirstPort && port <= f.opts.LastPort
+	_, ok := f.rank[port]
+	return ok
+}
+
+// before orders sockets by the order Spark starts UIs in: with a fixed port, its place in
+// Spark's range (several SparkContexts in one Pod: the first one started took the first free
+// port); with random ports that order cannot be read from the sockets: the lowest port.
+func (f *Finder) before(a, b Socket) bool {
+	ka, kb := a.Port, b.Port
+	if len(f.rank) > 0 {
+		ka, kb = f.rank[a.Port], f.rank[b.Port]
+	}
+	if ka != kb {
+		return ka < kb
+	}
+	return a.Inode < b.Inode
 }
 
 // never is the retry time of a verdict that cannot change for a socket.
@@ -275,12 +317,7 @@ func (f *Finder) Pass(ctx context.Context) (Socket, bool, error) {
 			}
 		}
 	}
-	sort.Slice(due, func(i, j int) bool {
-		if due[i].sock.Port != due[j].sock.Port {
-			return due[i].sock.Port < due[j].sock.Port
-		}
-		return due[i].sock.Inode < due[j].sock.Inode
-	})
+	sort.Slice(due, func(i, j int) bool { return f.before(due[i].sock, due[j].sock) })
 	if len(due) > f.opts.MaxProbes {
 		due = due[:f.opts.MaxProbes]
 	}
@@ -312,28 +349,49 @@ func (f *Finder) Pass(ctx context.Context) (Socket, bool, error) {
 		timer.Stop()
 	}
 
+	if m := f.Matches(); len(m) > 0 {
+		return m[0], true, nil
+	}
+	return Socket{}, false, nil
+}
+
+// Matches are the sockets of the last pass known to be this application's UI, first started
+// first (see before): more than one means several live UIs in the Pod (two SparkContexts).
+func (f *Finder) Matches() []Socket {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var best *entry
+	var out []Socket
 	for _, e := range f.cache {
-		if e.pass == f.passes && !e.inflight && e.result.Verdict == sparkapi.Match &&
-			(best == nil || e.sock.Port < best.sock.Port || (e.sock.Port == best.sock.Port && e.sock.Inode < best.sock.Inode)) {
-			best = e
+		if e.pass == f.passes && !e.inflight && e.result.Verdict == sparkapi.Match {
+			out = append(out, e.sock)
 		}
 	}
-	if best == nil {
-		return Socket{}, false, nil
-	}
-	return best.sock, true, nil
+	sort.Slice(out, func(i, j int) bool { return f.before(out[i], out[j]) })
+	return out
 }
 
 // record applies a probe's verdict to its socket.
 func (f *Finder) record(e *entry, r sparkapi.Result) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	now := f.now()
 	e.inflight = false
+	if r.Verdict == sparkapi.NotSpark && r.Status == http.StatusNotFound && e.startingUp {
+		r.Verdict = sparkapi.StartingUp
+		r.Detail += " after Spark's starting-up page: its handlers are being attached"
+	}
+	if r.Verdict == sparkapi.StartingUp {
+		e.startingUp = true
+	}
+	// A refusal's detail says what to fix (no credential, a refused one): a new one counts.
+	changed := e.result.Verdict != r.Verdict || (r.Verdict == sparkapi.Denied && e.result.Detail != r.Detail)
 	e.result = r
+	sock := e.sock
+	defer func() {
+		f.mu.Unlock()
+		if changed && f.opts.OnVerdict != nil {
+			f.opts.OnVerdict(sock, r)
+		}
+	}()
 	switch r.Verdict {
 	case sparkapi.Match:
 		e.fails = 0
@@ -341,7 +399,9 @@ func (f *Finder) record(e *entry, r sparkapi.Result) {
 	case sparkapi.StartingUp:
 		e.fails = 0
 		e.next = now
-	case sparkapi.OtherApp:
+	case sparkapi.OtherApp, sparkapi.NotLive:
+		// Another application's live UI, a History Server, a finished attempt: a listening
+		// socket keeps serving it for its whole life.
 		e.next = never
 	case sparkapi.Unknown:
 		e.fails++
@@ -377,8 +437,8 @@ func (f *Finder) Summary() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.cache) == 0 {
-		if f.opts.FirstPort != 0 {
-			return fmt.Sprintf("nothing listens on ports %d-%d", f.opts.FirstPort, f.opts.LastPort)
+		if len(f.opts.Ports) > 0 {
+			return "nothing listens on ports " + PortsString(f.opts.Ports)
 		}
 		return "no listening socket yet"
 	}
@@ -393,11 +453,11 @@ func (f *Finder) Summary() string {
 			return -1
 		case sparkapi.StartingUp:
 			return 0
-		case sparkapi.Denied:
+		case sparkapi.Denied, sparkapi.Unproven:
 			return 1
 		case sparkapi.Unknown:
 			return 2
-		case sparkapi.OtherApp:
+		case sparkapi.OtherApp, sparkapi.NotLive:
 			return 3
 		}
 		return 4
@@ -422,6 +482,28 @@ func (f *Finder) Summary() string {
 		if e.result.Detail != "" {
 			fmt.Fprintf(&b, " (%s)", e.result.Detail)
 		}
+	}
+	return b.String()
+}
+
+// PortsString writes ports as runs: "4040-4056", or "65530-65535,1024-1033" when Spark's range
+// wraps.
+func PortsString(ports []int) string {
+	var b strings.Builder
+	for i := 0; i < len(ports); {
+		j := i
+		for j+1 < len(ports) && ports[j+1] == ports[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if j == i {
+			b.WriteString(strconv.Itoa(ports[i]))
+		} else {
+			fmt.Fprintf(&b, "%d-%d", ports[i], ports[j])
+		}
+		i = j + 1
 	}
 	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -166,6 +167,7 @@ func TestRealProc(t *testing.T) {
 type stubProber struct {
 	mu      sync.Mutex
 	answers map[string]sparkapi.Verdict // by hostport
+	status  map[string]int              // HTTP status of the answer, by hostport
 	asked   map[string]int
 	hang    map[string]chan struct{}
 }
@@ -190,7 +192,7 @@ func (p *stubProber) Probe(ctx context.Context, hostport string) sparkapi.Result
 	if !ok {
 		return sparkapi.Result{Verdict: sparkapi.Unknown, Detail: "connection refused"}
 	}
-	return sparkapi.Result{Verdict: v}
+	return sparkapi.Result{Verdict: v, Status: p.status[hostport]}
 }
 
 func (p *stubProber) set(hostport string, v sparkapi.Verdict) {
@@ -213,7 +215,7 @@ func TestFinderVerdictsAndCache(t *testing.T) {
 		"127.0.0.1:7078": sparkapi.NotSpark,
 		"127.0.0.1:4044": sparkapi.StartingUp, // reached over 127.0.0.1 after ::1 is refused
 	}}
-	f := NewFinder(tab, p, Options{FirstPort: 4040, LastPort: 4056})
+	f := NewFinder(tab, p, Options{Ports: seq(4040, 4056)})
 	now := time.Unix(1000, 0)
 	f.now = func() time.Time { return now }
 	pass := func() (Socket, bool) {
@@ -342,7 +344,7 @@ func TestFinderBoundsWork(t *testing.T) {
 
 func TestEmptySummary(t *testing.T) {
 	tab, _ := NewTable(procDir(t, "", ""))
-	if s := NewFinder(tab, &stubProber{}, Options{FirstPort: 4040, LastPort: 4056}).Summary(); s != "nothing listens on ports 4040-4056" {
+	if s := NewFinder(tab, &stubProber{}, Options{Ports: seq(4040, 4056)}).Summary(); s != "nothing listens on ports 4040-4056" {
 		t.Error(s)
 	}
 	if s := NewFinder(tab, &stubProber{}, Options{}).Summary(); s != "no listening socket yet" {
@@ -410,5 +412,112 @@ func BenchmarkWatch(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func seq(first, last int) []int {
+	var out []int
+	for p := first; p <= last; p++ {
+		out = append(out, p)
+	}
+	return out
+}
+
+// TestFinderSparkOrder: with a fixed port the candidates are Spark's range in Spark's order
+// (wrapping past 65535 to 1024, Utils.userPort), the first one started wins; skipped ports are
+// never asked; a 404 from a socket that served the starting-up page is starting up, asked
+// again at the next pass, while a 404 from any other socket backs off.
+func TestFinderSparkOrder(t *testing.T) {
+	dir := procDir(t,
+		line(0, any4, 65534, listen, 1)+line(1, any4, 65535, listen, 2)+line(2, any4, 1024, listen, 3)+
+			line(3, any4, 1025, listen, 4)+line(4, any4, 1027, listen, 5)+line(5, any4, 4040, listen, 6), "")
+	tab, _ := NewTable(dir)
+	p := &stubProber{
+		answers: map[string]sparkapi.Verdict{
+			"127.0.0.1:65534": sparkapi.NotSpark, "127.0.0.1:65535": sparkapi.StartingUp,
+			"127.0.0.1:1024": sparkapi.Match, "127.0.0.1:1025": sparkapi.Match, "127.0.0.1:1027": sparkapi.Match,
+			"127.0.0.1:4040": sparkapi.Match,
+		},
+		status: map[string]int{"127.0.0.1:65534": 404},
+	}
+	var (
+		mu       sync.Mutex
+		verdicts []string
+	)
+	f := NewFinder(tab, p, Options{
+		Ports: []int{65534, 65535, 1024, 1025, 1026}, // userPort(65534, 0…4)
+		Skip:  []int{1025},
+		OnVerdict: func(s Socket, r sparkapi.Result) {
+			mu.Lock()
+			defer mu.Unlock()
+			verdicts = append(verdicts, fmt.Sprintf("%d:%s", s.Port, r.Verdict))
+		},
+	})
+	now := time.Unix(1000, 0)
+	f.now = func() time.Time { return now }
+	pass := func() (Socket, bool) {
+		t.Helper()
+		s, ok, err := f.Pass(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, ok
+	}
+	if s, ok := pass(); !ok || s.Port != 1024 {
+		t.Fatalf("found %v %t, want port 1024", s, ok)
+	}
+	for _, hp := range []string{"127.0.0.1:1025", "127.0.0.1:1027", "127.0.0.1:4040"} {
+		if p.asked[hp] != 0 {
+			t.Errorf("%s asked (skipped or out of Spark's range)", hp)
+		}
+	}
+	// The UI that was starting up now answers 404 (handlers being attached).
+	p.mu.Lock()
+	p.answers["127.0.0.1:65535"], p.status["127.0.0.1:65535"] = sparkapi.NotSpark, 404
+	p.mu.Unlock()
+	now = now.Add(100 * time.Millisecond)
+	pass()
+	now = now.Add(100 * time.Millisecond)
+	pass()
+	if p.asked["127.0.0.1:65535"] != 3 || p.asked["127.0.0.1:65534"] != 1 {
+		t.Errorf("asked %v: want the starting-up socket at every pass, the plain 404 once (backoff)", p.asked)
+	}
+	if sum := f.Summary(); !strings.Contains(sum, "port 65535: starting-up") || !strings.Contains(sum, "port 65534: not-spark") {
+		t.Errorf("summary %q", sum)
+	}
+	// Ready: it comes first in Spark's order (the first SparkContext), though its port is higher.
+	p.set("127.0.0.1:65535", sparkapi.Match)
+	now = now.Add(100 * time.Millisecond)
+	if s, ok := pass(); !ok || s.Port != 65535 {
+		t.Fatalf("found %v %t, want port 65535", s, ok)
+	}
+	var got []int
+	for _, m := range f.Matches() {
+		got = append(got, m.Port)
+	}
+	if fmt.Sprint(got) != "[65535 1024]" {
+		t.Errorf("matches %v", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	sort.Strings(verdicts) // probes run in parallel: changes of different sockets come in any order
+	if want := "[1024:match 65534:not-spark 65535:match 65535:starting-up]"; fmt.Sprint(verdicts) != want {
+		t.Errorf("verdict changes %v, want %s", verdicts, want)
+	}
+}
+
+func TestPortsString(t *testing.T) {
+	for _, tc := range []struct {
+		in   []int
+		want string
+	}{
+		{seq(4040, 4056), "4040-4056"},
+		{[]int{65534, 65535, 1024, 1025}, "65534-65535,1024-1025"},
+		{[]int{4040}, "4040"},
+		{nil, ""},
+	} {
+		if got := PortsString(tc.in); got != tc.want {
+			t.Errorf("PortsString(%v) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

@@ -25,21 +25,30 @@ type Verdict int
 const (
 	// Unknown: the probe failed (connection refused, timeout, broken answer); try again later.
 	Unknown Verdict = iota
-	// Match: the REST API identifies this application.
+	// Match: a live application UI that is this application's.
 	Match
-	// StartingUp: Spark's "Spark is starting up" page (or a 5xx): ask again at the next poll.
+	// StartingUp: Spark's "Spark is starting up" page, an empty listing, a 5xx, or one of the
+	// 404 windows of a starting UI: ask again at the next poll.
 	StartingUp
-	// Denied: 401/403, UI ACLs hide the REST API; identity cannot be proven.
+	// Denied: an authentication filter (spark.ui.filters) refuses the probe (401, 403, or a
+	// redirect to a login page): identity cannot be checked, never bound.
 	Denied
-	// OtherApp: the REST API names another application. A listening socket serves one
+	// OtherApp: a live application UI of another application. A listening socket serves one
 	// application for its whole life, so this never changes for that socket.
 	OtherApp
-	// NotSpark: it answers, but not as Spark's REST API (another program, a redirect to the
-	// HTTPS connector, plain HTTP where HTTPS was expected).
+	// NotSpark: it answers, but not as Spark's REST API (another program, the plain connector
+	// of a TLS UI, plain HTTP where HTTPS was expected).
 	NotSpark
+	// NotLive: Spark's REST API, but not a live application UI: a listing of several
+	// applications (a History Server) or a completed attempt. Never this Pod's UI.
+	NotLive
+	// Unproven: under hostNetwork, a live application UI that cannot be proven to be this
+	// application: another id, and no (or a redacted) spark.kubernetes.driver.pod.name.
+	// "Cannot tell", never "another application"; not bound.
+	Unproven
 )
 
-var verdictNames = [...]string{"unknown", "match", "starting-up", "denied", "other-app", "not-spark"}
+var verdictNames = [...]string{"unknown", "match", "starting-up", "denied", "other-app", "not-spark", "not-live", "unproven"}
 
 func (v Verdict) String() string {
 	if int(v) < len(verdictNames) {
@@ -53,10 +62,17 @@ type Result struct {
 	Verdict Verdict
 	AppID   string // the id Spark reported, when it did
 	Detail  string // why, for logs
+	// Status is the HTTP status of the answer that decided the verdict (0: none).
+	Status int
 }
 
-// StartingUpMarker is the text of the page Spark serves on every path until the UI is ready.
+// StartingUpMarker is the text of the page Spark serves on every path until the UI is ready
+// (core/src/main/scala/org/apache/spark/ui/SparkUI.scala, initHandler).
 const StartingUpMarker = "Spark is starting up"
+
+// Redacted is what Spark shows instead of a value spark.redaction.regex matches (key or value):
+// core/src/main/scala/org/apache/spark/util/Utils.scala, REDACTION_REPLACEMENT_TEXT.
+const Redacted = "*********(redacted)"
 
 // Spark properties that name the driver Pod.
 const (
@@ -64,15 +80,19 @@ const (
 	NamespaceProperty = "spark.kubernetes.namespace"
 )
 
-// Identity is what identifies this application: its id (cluster mode: the
-// spark-app-selector value) or the driver Pod's name and namespace (driver-only mode, where
-// Spark's id is local-<millis>). Pod names repeat across namespaces, and under hostNetwork
-// drivers of several namespaces share the node's sockets: when the environment names a
-// namespace it must be this one.
+// Identity is what identifies this application.
+//
+// On the Pod network every listening socket is this Pod's: a live application UI there is
+// this application's whatever its id (client mode: spark.app.id if set, else
+// spark-application-<millis>; driver-only mode on Spark 3: local-<millis>; SparkContext.scala).
+// Under hostNetwork the sockets are the node's: the UI must also prove it is this application,
+// by its id or by spark.kubernetes.driver.pod.name (and spark.kubernetes.namespace, when
+// listed: Pod names repeat across namespaces).
 type Identity struct {
-	AppID     string
-	PodName   string
-	Namespace string
+	AppID       string
+	PodName     string
+	Namespace   string
+	HostNetwork bool
 }
 
 // Prober asks sockets whether they are this application's UI.
@@ -81,6 +101,10 @@ type Prober struct {
 	TLS       bool // use https (the HTTPS connector), without verifying the certificate
 	client    *http.Client
 	userAgent string
+	// Filters is spark.ui.filters, named when a filter refuses a probe.
+	Filters string
+	// Cred, when set, is sent to a UI that refused an anonymous request.
+	Cred *Credential
 }
 
 // Body size limits: an application list is small; an environment lists the classpath.
@@ -111,8 +135,9 @@ func NewProber(id Identity, useTLS bool, timeout time.Duration) *Prober {
 		client: &http.Client{
 			Transport: tr,
 			Timeout:   timeout,
-			// The plain connector redirects to the HTTPS one when TLS is on: that is not the
-			// port to bind, so redirects are answers, never followed.
+			// The plain connector redirects to the HTTPS one when TLS is on, and single
+			// sign-on filters redirect to their login page: redirects are answers, never
+			// followed.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 	}
@@ -126,93 +151,205 @@ func (p *Prober) Scheme() string {
 	return "http"
 }
 
+// application is an ApplicationInfo of Spark's REST API (status/api/v1/api.scala).
+type application struct {
+	ID       string `json:"id"`
+	Attempts []struct {
+		Completed bool `json:"completed"`
+	} `json:"attempts"`
+}
+
 // Probe asks the server at hostport (an "ip:port" or "[ip6]:port") who it is.
 func (p *Prober) Probe(ctx context.Context, hostport string) Result {
 	base := p.Scheme() + "://" + hostport
-	var apps []struct {
-		ID   string `json:"id"`
-		Name string `json:"name"`
-	}
-	if r, ok := p.getJSON(ctx, base+"/api/v1/applications", maxListBody, &apps); !ok {
+	var apps []application
+	authed := false // the credential was needed: send it on the next request too
+	if r, ok := p.getJSON(ctx, base+"/api/v1/applications", maxListBody, &apps, &authed); !ok {
 		return r
 	}
-	if len(apps) == 0 {
+	// A live UI lists exactly its own application (ApplicationListResource over the UI's
+	// store); a History Server lists every application it has event logs for, in-progress
+	// ones included: "the listing contains our id" proves nothing.
+	switch {
+	case len(apps) == 0:
 		// The REST API answers before the application registers itself.
-		return Result{Verdict: StartingUp, Detail: "REST API lists no application yet"}
+		return Result{Verdict: StartingUp, Status: http.StatusOK, Detail: "REST API lists no application yet"}
+	case len(apps) > 1:
+		return Result{Verdict: NotLive, Status: http.StatusOK, Detail: fmt.Sprintf("lists %d applications: a Spark History Server, not a live application UI", len(apps))}
 	}
-	ids := make([]string, 0, len(apps))
-	for _, a := range apps {
-		if p.ID.AppID != "" && a.ID == p.ID.AppID {
-			return Result{Verdict: Match, AppID: a.ID, Detail: "application id " + a.ID}
-		}
-		ids = append(ids, a.ID)
+	app := apps[0]
+	if len(app.Attempts) == 0 {
+		return Result{Verdict: NotLive, AppID: app.ID, Status: http.StatusOK, Detail: "application " + app.ID + " has no attempt: not a live application UI"}
 	}
-	if p.ID.PodName == "" {
-		return Result{Verdict: OtherApp, AppID: ids[0], Detail: "application id " + strings.Join(ids, ",")}
-	}
-	// A live UI lists exactly one application (a history server lists many: not ours).
-	const maxEnv = 2
-	for i, id := range ids {
-		if i == maxEnv {
-			break
-		}
-		var env struct {
-			SparkProperties [][]string `json:"sparkProperties"`
-		}
-		r, ok := p.getJSON(ctx, base+"/api/v1/applications/"+url.PathEscape(id)+"/environment", maxEnvBody, &env)
-		if !ok {
-			return r
-		}
-		props := map[string]string{}
-		for _, kv := range env.SparkProperties {
-			if len(kv) == 2 && (kv[0] == PodNameProperty || kv[0] == NamespaceProperty) {
-				props[kv[0]] = kv[1]
-			}
-		}
-		ns, hasNS := props[NamespaceProperty]
-		if props[PodNameProperty] == p.ID.PodName && (!hasNS || p.ID.Namespace == "" || ns == p.ID.Namespace) {
-			return Result{Verdict: Match, AppID: id, Detail: fmt.Sprintf("application %s runs in Pod %s/%s", id, ns, p.ID.PodName)}
+	for _, at := range app.Attempts {
+		if at.Completed {
+			return Result{Verdict: NotLive, AppID: app.ID, Status: http.StatusOK, Detail: "application " + app.ID + "'s attempt is completed: not a live application UI"}
 		}
 	}
-	return Result{Verdict: OtherApp, AppID: ids[0], Detail: "application id " + strings.Join(ids, ",") + ", driver Pod is not " + p.ID.Namespace + "/" + p.ID.PodName}
+	if p.ID.AppID != "" && app.ID == p.ID.AppID {
+		return Result{Verdict: Match, AppID: app.ID, Status: http.StatusOK, Detail: "live application UI, id " + app.ID}
+	}
+	if !p.ID.HostNetwork {
+		return Result{Verdict: Match, AppID: app.ID, Status: http.StatusOK,
+			Detail: "live application UI, id " + app.ID + " (Pod network: every listening socket is this Pod's)"}
+	}
+	// hostNetwork, another id (client mode, Spark 3 driver-only mode): the environment must
+	// name this driver Pod.
+	var env struct {
+		SparkProperties [][]string `json:"sparkProperties"`
+	}
+	r, ok := p.getJSON(ctx, base+"/api/v1/applications/"+url.PathEscape(app.ID)+"/environment", maxEnvBody, &env, &authed)
+	if !ok {
+		if r.Status == http.StatusNotFound {
+			// Listed but no environment yet: the UI is starting (the environment is stored
+			// after the application registers).
+			return Result{Verdict: StartingUp, AppID: app.ID, Status: r.Status, Detail: "application " + app.ID + " listed, its environment not stored yet (404)"}
+		}
+		return r
+	}
+	props := map[string]string{}
+	for _, kv := range env.SparkProperties {
+		if len(kv) == 2 && (kv[0] == PodNameProperty || kv[0] == NamespaceProperty) {
+			props[kv[0]] = kv[1]
+		}
+	}
+	pod, hasPod := props[PodNameProperty]
+	ns, hasNS := props[NamespaceProperty]
+	res := Result{AppID: app.ID, Status: http.StatusOK}
+	switch {
+	case p.ID.PodName == "":
+		res.Verdict, res.Detail = Unproven, "application "+app.ID+" is not "+p.ID.AppID+" and this Pod's name is not known"
+	case !hasPod:
+		res.Verdict, res.Detail = Unproven, "application "+app.ID+" is not "+p.ID.AppID+" and its environment has no "+PodNameProperty+
+			" (under hostNetwork set spark.app.id or "+PodNameProperty+" so the runtime can tell)"
+	case pod == Redacted || (hasNS && ns == Redacted):
+		// Utils.redact hides a value whose key or value matches spark.redaction.regex (a Pod
+		// or namespace named token-…): that proves nothing either way.
+		res.Verdict, res.Detail = Unproven, "application "+app.ID+" is not "+p.ID.AppID+" and its driver Pod's name is redacted by spark.redaction.regex: cannot tell"
+	case pod != p.ID.PodName || (hasNS && p.ID.Namespace != "" && ns != p.ID.Namespace):
+		res.Verdict, res.Detail = OtherApp, fmt.Sprintf("application %s runs in driver Pod %s/%s, not %s/%s", app.ID, ns, pod, p.ID.Namespace, p.ID.PodName)
+	default:
+		res.Verdict, res.Detail = Match, fmt.Sprintf("live application UI, id %s, runs in this driver Pod %s/%s", app.ID, ns, pod)
+	}
+	return res
 }
 
-// getJSON GETs url into v. ok is false when the answer decided the verdict already.
-func (p *Prober) getJSON(ctx context.Context, u string, limit int64, v any) (Result, bool) {
+// refusal says whether resp is an authentication filter's refusal, and describes it. Spark's
+// UI ACLs never refuse an anonymous request; filters in spark.ui.filters do, on /api/v1 too.
+func (p *Prober) refusal(req *http.Request, resp *http.Response) (string, bool) {
+	switch code := resp.StatusCode; {
+	case code == http.StatusForbidden:
+		return fmt.Sprintf("%s answers %s (an authentication filter: Spark's JWSFilter answers 403 without a valid bearer token)", req.URL.Path, resp.Status), true
+	case code == http.StatusUnauthorized:
+		what := "an authentication filter"
+		if wa := resp.Header.Get("WWW-Authenticate"); wa != "" {
+			what += " asking for " + strings.Fields(wa)[0]
+			if strings.HasPrefix(strings.ToLower(wa), "negotiate") {
+				what += " (SPNEGO/Kerberos)"
+			}
+		}
+		return fmt.Sprintf("%s answers %s (%s)", req.URL.Path, resp.Status, what), true
+	case code >= 300 && code < 400 && !p.httpsRedirect(req, resp):
+		return fmt.Sprintf("%s redirects to %s (a single sign-on filter's login page?)", req.URL.Path, resp.Header.Get("Location")), true
+	}
+	return "", false
+}
+
+// httpsRedirect: the plain connector of a TLS UI redirects every request to the same path on
+// the HTTPS port (core/src/main/scala/org/apache/spark/ui/JettyUtils.scala,
+// createRedirectHttpsHandler). Any other redirect comes from a filter.
+func (p *Prober) httpsRedirect(req *http.Request, resp *http.Response) bool {
+	loc, err := resp.Location()
+	return err == nil && loc.Scheme == "https" && loc.Path == req.URL.Path && req.URL.Scheme == "http"
+}
+
+func (p *Prober) do(ctx context.Context, u string, withCred bool) (*http.Request, *http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return Result{Verdict: NotSpark, Detail: err.Error()}, false
+		return nil, nil, err
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", p.userAgent)
+	if withCred {
+		name, value, err := p.Cred.Header()
+		if err != nil {
+			return req, nil, credError{err}
+		}
+		req.Header.Set(name, value)
+	}
 	resp, err := p.client.Do(req)
+	return req, resp, err
+}
+
+// getJSON GETs url into v. ok is false when the answer decided the verdict already. The
+// credential, when there is one, is sent only to a UI that refused an anonymous request (the
+// node's other listeners under hostNetwork never see it unless they ask for authentication);
+// *authed records that, so the next request sends it at once.
+func (p *Prober) getJSON(ctx context.Context, u string, limit int64, v any, authed *bool) (Result, bool) {
+	req, resp, err := p.do(ctx, u, *authed)
+	if what, refused := "", false; err == nil {
+		if what, refused = p.refusal(req, resp); refused && p.Cred != nil && !*authed {
+			_ = resp.Body.Close()
+			*authed = true
+			req, resp, err = p.do(ctx, u, true)
+			if ce := (credError{}); errors.As(err, &ce) {
+				err = fmt.Errorf("%s; %w", what, ce)
+			}
+		}
+	}
 	if err != nil {
+		if ce := (credError{}); errors.As(err, &ce) {
+			// Never bound without verifying it: a credential that cannot be read refuses.
+			return Result{Verdict: Denied, Detail: err.Error() + p.filterHint()}, false
+		}
 		return Result{Verdict: classifyTransportError(err), Detail: err.Error()}, false
 	}
 	defer resp.Body.Close()
 	body := io.LimitReader(resp.Body, limit)
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if what, refused := p.refusal(req, resp); refused {
+		if *authed {
+			what += "; it refused the credential from " + p.Cred.Path
+		}
+		return Result{Verdict: Denied, Status: resp.StatusCode, Detail: what + p.filterHint()}, false
+	}
 	switch {
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return Result{Verdict: Denied, Detail: fmt.Sprintf("%s answers %s (UI ACLs?): identity cannot be checked", req.URL.Path, resp.Status)}, false
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		return Result{Verdict: NotSpark, Detail: fmt.Sprintf("redirects to %s (the plain connector of a TLS UI?)", resp.Header.Get("Location"))}, false
+		return Result{Verdict: NotSpark, Status: resp.StatusCode, Detail: fmt.Sprintf("redirects to %s (the plain connector of a TLS UI)", resp.Header.Get("Location"))}, false
 	case resp.StatusCode >= 500:
-		return Result{Verdict: StartingUp, Detail: "answers " + resp.Status}, false
+		return Result{Verdict: StartingUp, Status: resp.StatusCode, Detail: "answers " + resp.Status}, false
 	case resp.StatusCode != http.StatusOK:
-		return Result{Verdict: NotSpark, Detail: req.URL.Path + " answers " + resp.Status}, false
+		return Result{Verdict: NotSpark, Status: resp.StatusCode, Detail: req.URL.Path + " answers " + resp.Status}, false
 	case ct == "text/html":
 		b, _ := io.ReadAll(io.LimitReader(body, 64<<10))
 		if strings.Contains(string(b), StartingUpMarker) {
-			return Result{Verdict: StartingUp, Detail: "Spark is starting up"}, false
+			return Result{Verdict: StartingUp, Status: resp.StatusCode, Detail: "Spark is starting up"}, false
 		}
-		return Result{Verdict: NotSpark, Detail: req.URL.Path + " answers HTML"}, false
+		return Result{Verdict: NotSpark, Status: resp.StatusCode, Detail: req.URL.Path + " answers HTML"}, false
 	}
 	if err := json.NewDecoder(body).Decode(v); err != nil {
-		return Result{Verdict: NotSpark, Detail: req.URL.Path + " is not Spark's JSON: " + err.Error()}, false
+		return Result{Verdict: NotSpark, Status: resp.StatusCode, Detail: req.URL.Path + " is not Spark's JSON: " + err.Error()}, false
 	}
 	return Result{}, true
 }
+
+// filterHint names the configured filters and what the runtime needs.
+func (p *Prober) filterHint() string {
+	var b strings.Builder
+	if p.Filters != "" {
+		b.WriteString("; spark.ui.filters=" + p.Filters)
+	}
+	if p.Cred == nil {
+		b.WriteString("; the runtime cannot verify a UI behind a filter without a credential: mount one and pass --auth-bearer-file or --auth-header-file")
+	}
+	return b.String()
+}
+
+// credError is a credential file that cannot be used.
+type credError struct{ err error }
+
+func (e credError) Error() string { return e.err.Error() }
+func (e credError) Unwrap() error { return e.err }
 
 // classifyTransportError: a refused connection or a timeout says nothing about who owns the
 // port (closing, or just busy): Unknown. A server that hangs up on an HTTP request or speaks

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,9 +20,13 @@ var me = sparkapi.Identity{AppID: "spark-0123", PodName: "wc-driver", Namespace:
 
 func probe(t *testing.T, tls bool, hostport string) sparkapi.Result {
 	t.Helper()
+	return probeAs(t, sparkapi.NewProber(me, tls, 2*time.Second), hostport)
+}
+
+func probeAs(t *testing.T, p *sparkapi.Prober, hostport string) sparkapi.Result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	p := sparkapi.NewProber(me, tls, 2*time.Second)
 	defer p.CloseIdle()
 	return p.Probe(ctx, hostport)
 }
@@ -35,31 +41,170 @@ func fake(t *testing.T, o fakespark.Options) *fakespark.Server {
 	return s
 }
 
-func TestProbeSparkShapes(t *testing.T) {
+// TestProbeIdentity: what counts as this application's UI, on the Pod network and under
+// hostNetwork, for the ids Spark really reports (SparkContext.scala: spark.app.id, else
+// local-<millis> in Spark 3 driver-only mode, spark-application-<millis> in client mode).
+func TestProbeIdentity(t *testing.T) {
+	const (
+		local  = "local-1767225600000"
+		client = "spark-application-1767225600000"
+	)
+	hs := []fakespark.App{
+		{ID: "spark-1111", Completed: true, PodName: "a-driver", Namespace: me.Namespace},
+		{ID: me.AppID, PodName: me.PodName, Namespace: me.Namespace}, // this application, in progress
+		{ID: "spark-2222", PodName: "b-driver", Namespace: me.Namespace},
+	}
 	for _, tc := range []struct {
-		name string
-		opts fakespark.Options
-		want sparkapi.Verdict
+		name       string
+		opts       fakespark.Options
+		pod, host  sparkapi.Verdict // verdict on the Pod network, under hostNetwork
+		wantDetail string           // in the hostNetwork verdict's detail
 	}{
-		{"starting up", fakespark.Options{AppID: me.AppID, State: fakespark.StartingUp}, sparkapi.StartingUp},
-		{"app id", fakespark.Options{AppID: me.AppID, State: fakespark.Ready}, sparkapi.Match},
-		{"driver-only: pod name and namespace", fakespark.Options{AppID: "local-1767225600000", PodName: me.PodName, Namespace: me.Namespace, State: fakespark.Ready}, sparkapi.Match},
-		{"driver-only: pod name, no namespace listed", fakespark.Options{AppID: "local-1767225600000", PodName: me.PodName, State: fakespark.Ready}, sparkapi.Match},
-		{"same pod name in another namespace", fakespark.Options{AppID: "local-1767225600000", PodName: me.PodName, Namespace: "other", State: fakespark.Ready}, sparkapi.OtherApp},
-		{"another application", fakespark.Options{AppID: "spark-9999", PodName: "other-driver", Namespace: me.Namespace, State: fakespark.Ready}, sparkapi.OtherApp},
-		{"UI ACLs", fakespark.Options{AppID: me.AppID, State: fakespark.Denied}, sparkapi.Denied},
+		{"starting up", fakespark.Options{AppID: me.AppID, State: fakespark.StartingUp}, sparkapi.StartingUp, sparkapi.StartingUp, "starting up"},
+		{"cluster mode: app id", fakespark.Options{AppID: me.AppID, PodName: me.PodName, State: fakespark.Ready}, sparkapi.Match, sparkapi.Match, "id " + me.AppID},
+		{"Spark 4 driver-only: spark.app.id, no pod name", fakespark.Options{AppID: me.AppID, State: fakespark.Ready}, sparkapi.Match, sparkapi.Match, "id " + me.AppID},
+		{"Spark 3 driver-only: local id, pod name and namespace", fakespark.Options{AppID: local, PodName: me.PodName, Namespace: me.Namespace, State: fakespark.Ready}, sparkapi.Match, sparkapi.Match, "this driver Pod"},
+		{"local id, pod name, no namespace listed", fakespark.Options{AppID: local, PodName: me.PodName, State: fakespark.Ready}, sparkapi.Match, sparkapi.Match, "this driver Pod"},
+		{"client mode: no pod name property", fakespark.Options{AppID: client, State: fakespark.Ready}, sparkapi.Match, sparkapi.Unproven, "has no spark.kubernetes.driver.pod.name"},
+		{"same pod name in another namespace", fakespark.Options{AppID: local, PodName: me.PodName, Namespace: "other", State: fakespark.Ready}, sparkapi.Match, sparkapi.OtherApp, "other/wc-driver"},
+		{"another driver Pod", fakespark.Options{AppID: "spark-9999", PodName: "other-driver", Namespace: me.Namespace, State: fakespark.Ready}, sparkapi.Match, sparkapi.OtherApp, "analytics/other-driver"},
+		{"pod name redacted (a name containing token)", fakespark.Options{AppID: client, PodName: "token-sync-driver", Namespace: me.Namespace, State: fakespark.Ready}, sparkapi.Match, sparkapi.Unproven, "redacted"},
+		{"namespace redacted", fakespark.Options{AppID: local, PodName: me.PodName, Namespace: "secret-jobs", State: fakespark.Ready}, sparkapi.Match, sparkapi.Unproven, "redacted"},
+		{"completed attempt", fakespark.Options{AppID: me.AppID, PodName: me.PodName, Completed: true, State: fakespark.Ready}, sparkapi.NotLive, sparkapi.NotLive, "completed"},
+		{"History Server listing this application in progress", fakespark.Options{History: hs, State: fakespark.Ready}, sparkapi.NotLive, sparkapi.NotLive, "lists 3 applications"},
+		{"handlers being attached (404)", fakespark.Options{AppID: me.AppID, State: fakespark.Attaching}, sparkapi.NotSpark, sparkapi.NotSpark, "404"},
+		{"environment not stored yet (404)", fakespark.Options{AppID: local, PodName: me.PodName, State: fakespark.EnvPending}, sparkapi.Match, sparkapi.StartingUp, "environment not stored yet"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, tls := range []bool{false, true} {
 				o := tc.opts
 				o.TLS = tls
 				s := fake(t, o)
-				r := probe(t, tls, s.Addr)
-				if r.Verdict != tc.want {
-					t.Errorf("tls=%t: verdict %s (%s), want %s", tls, r.Verdict, r.Detail, tc.want)
+				if r := probe(t, tls, s.Addr); r.Verdict != tc.pod {
+					t.Errorf("Pod network, tls=%t: verdict %s (%s), want %s", tls, r.Verdict, r.Detail, tc.pod)
+				}
+				host := me
+				host.HostNetwork = true
+				r := probeAs(t, sparkapi.NewProber(host, tls, 2*time.Second), s.Addr)
+				if r.Verdict != tc.host || !strings.Contains(r.Detail, tc.wantDetail) {
+					t.Errorf("hostNetwork, tls=%t: verdict %s (%s), want %s (%q)", tls, r.Verdict, r.Detail, tc.host, tc.wantDetail)
 				}
 			}
 		})
+	}
+}
+
+// TestProbeFilters: authentication filters refuse anonymous probes (never bound); the
+// configured credential is sent only after a refusal, and re-read when its file changes.
+func TestProbeFilters(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p+".tmp", []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Renamed into place, as a Secret volume's symlink swap gives a new inode.
+		if err := os.Rename(p+".tmp", p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bearer := write("token", "jws-1\n")
+	header := write("header", "Cookie: session=abc\n")
+	wrongHeader := write("wrong", "Cookie: session=nope\n")
+	const filters = "org.apache.spark.ui.JWSFilter"
+	for _, tc := range []struct {
+		name       string
+		opts       fakespark.Options
+		cred       *sparkapi.Credential
+		want       sparkapi.Verdict
+		wantDetail []string
+	}{
+		{"JWS, no credential", fakespark.Options{Filter: fakespark.JWS, Token: "jws-1"}, nil, sparkapi.Denied,
+			[]string{"403", "JWSFilter", "spark.ui.filters=" + filters, "--auth-bearer-file"}},
+		{"JWS, bearer file", fakespark.Options{Filter: fakespark.JWS, Token: "jws-1"}, sparkapi.BearerFile(bearer), sparkapi.Match, nil},
+		{"JWS, wrong token", fakespark.Options{Filter: fakespark.JWS, Token: "jws-2"}, sparkapi.BearerFile(bearer), sparkapi.Denied,
+			[]string{"403", "refused the credential from " + bearer}},
+		{"JWS, missing credential file", fakespark.Options{Filter: fakespark.JWS, Token: "jws-1"}, sparkapi.BearerFile(filepath.Join(dir, "missing")), sparkapi.Denied,
+			[]string{"403", "credential file", "no such file"}},
+		{"SPNEGO, no credential", fakespark.Options{Filter: fakespark.SPNEGO, Header: [2]string{"Cookie", "session=abc"}}, nil, sparkapi.Denied,
+			[]string{"401", "Negotiate", "SPNEGO"}},
+		{"SPNEGO, header file", fakespark.Options{Filter: fakespark.SPNEGO, Header: [2]string{"Cookie", "session=abc"}}, sparkapi.HeaderFile(header), sparkapi.Match, nil},
+		{"SSO, no credential", fakespark.Options{Filter: fakespark.SSO, Header: [2]string{"Cookie", "session=abc"}}, nil, sparkapi.Denied,
+			[]string{"redirects to https://sso.example.com/login", "single sign-on"}},
+		{"SSO, header file", fakespark.Options{Filter: fakespark.SSO, Header: [2]string{"Cookie", "session=abc"}}, sparkapi.HeaderFile(header), sparkapi.Match, nil},
+		{"SSO, wrong session", fakespark.Options{Filter: fakespark.SSO, Header: [2]string{"Cookie", "session=abc"}}, sparkapi.HeaderFile(wrongHeader), sparkapi.Denied,
+			[]string{"refused the credential"}},
+		{"no filter, credential configured: not sent", fakespark.Options{}, sparkapi.BearerFile(bearer), sparkapi.Match, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.opts
+			o.AppID, o.State = me.AppID, fakespark.Ready
+			s := fake(t, o)
+			p := sparkapi.NewProber(me, false, 2*time.Second)
+			p.Filters, p.Cred = filters, tc.cred
+			r := probeAs(t, p, s.Addr)
+			if r.Verdict != tc.want {
+				t.Fatalf("verdict %s (%s), want %s", r.Verdict, r.Detail, tc.want)
+			}
+			for _, d := range tc.wantDetail {
+				if !strings.Contains(r.Detail, d) {
+					t.Errorf("detail %q lacks %q", r.Detail, d)
+				}
+			}
+		})
+	}
+
+	// Rotation: the Secret's new token is used at the next probe, without a restart.
+	s := fake(t, fakespark.Options{AppID: me.AppID, State: fakespark.Ready, Filter: fakespark.JWS, Token: "jws-2"})
+	p := sparkapi.NewProber(me, false, 2*time.Second)
+	p.Cred = sparkapi.BearerFile(bearer)
+	if r := probeAs(t, p, s.Addr); r.Verdict != sparkapi.Denied {
+		t.Fatalf("old token: %s (%s)", r.Verdict, r.Detail)
+	}
+	write("token", "jws-2\n")
+	if r := probeAs(t, p, s.Addr); r.Verdict != sparkapi.Match {
+		t.Fatalf("rotated token: %s (%s)", r.Verdict, r.Detail)
+	}
+}
+
+// TestCredentialFiles: what the files may hold.
+func TestCredentialFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		content    string
+		bearer     bool
+		name, val  string
+		wantErrSub string
+	}{
+		{"abc.def.ghi\n", true, "Authorization", "Bearer abc.def.ghi", ""},
+		{"  \n", true, "", "", "want one bearer token"},
+		{"a\nb\n", true, "", "", "want one bearer token"},
+		{"\nx-api-key: k1 \n", false, "X-Api-Key", "k1", ""},
+		{"Authorization: Basic dTpw", false, "Authorization", "Basic dTpw", ""},
+		{"no colon", false, "", "", "Name: value"},
+		{"bad name: v", false, "", "", "Name: value"},
+		{"", false, "", "", "empty"},
+	} {
+		p := filepath.Join(dir, "c")
+		if err := os.WriteFile(p, []byte(tc.content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c := sparkapi.HeaderFile(p)
+		if tc.bearer {
+			c = sparkapi.BearerFile(p)
+		}
+		n, v, err := c.Header()
+		if tc.wantErrSub != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErrSub) {
+				t.Errorf("%q: err %v, want %q", tc.content, err, tc.wantErrSub)
+			}
+			continue
+		}
+		if err != nil || n != tc.name || v != tc.val {
+			t.Errorf("%q: %q %q %v, want %q %q", tc.content, n, v, err, tc.name, tc.val)
+		}
+		_ = os.Remove(p)
 	}
 }
 
@@ -91,6 +236,10 @@ func TestProbeOddAnswers(t *testing.T) {
 		want    sparkapi.Verdict
 	}{
 		{"401", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(401) }, sparkapi.Denied},
+		{"403", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(403) }, sparkapi.Denied},
+		{"redirect elsewhere (a filter's login page)", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/login", http.StatusFound)
+		}, sparkapi.Denied},
 		{"404 (another web server)", http.NotFound, sparkapi.NotSpark},
 		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }, sparkapi.StartingUp},
 		{"other HTML", func(w http.ResponseWriter, r *http.Request) {
@@ -106,7 +255,7 @@ func TestProbeOddAnswers(t *testing.T) {
 			default:
 				_, _ = w.Write([]byte(`{"sparkProperties":[["spark.kubernetes.driver.pod.name","x"]]}`))
 			}
-		}, sparkapi.OtherApp},
+		}, sparkapi.NotLive},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := httptest.NewServer(tc.handler)

@@ -1,5 +1,22 @@
-// Package fakespark is a stand-in Spark UI for tests: an HTTP(S) server answering the shapes
-// of Spark's monitoring REST API, "Spark is starting up" HTML until it is made ready.
+// Package fakespark is a stand-in Spark UI for tests: an HTTP(S) server answering what Spark's
+// UI answers, modelled on Spark's source (3.5, 4.0, 4.1):
+//
+//   - "Spark is starting up" on every path until the UI is ready: the init handler of
+//     core/src/main/scala/org/apache/spark/ui/SparkUI.scala;
+//   - two 404 windows: while SparkUI.attachAllHandlers has removed that handler and not yet
+//     added the others (Jetty's own 404 page), and while the REST API lists the application but
+//     its environment is not stored yet (status/api/v1/OneApplicationResource.scala answers
+//     404 for a missing entity);
+//   - GET /api/v1/applications (status/api/v1/ApplicationListResource.scala): a live UI lists
+//     exactly its own application, one attempt, completed=false; a History Server
+//     (deploy/history/HistoryServer.scala) lists every application of its event logs,
+//     in-progress ones included;
+//   - GET /api/v1/applications/<id>/environment: sparkProperties, with values redacted by
+//     spark.redaction.regex when the key or the value matches (util/Utils.scala redact,
+//     REDACTION_REPLACEMENT_TEXT), and spark.kubernetes.driver.pod.name only when it is set;
+//   - filters of spark.ui.filters: ui/JWSFilter.scala (403 without a valid bearer token),
+//     a SPNEGO filter (401 with WWW-Authenticate: Negotiate), a single-sign-on filter (302 to
+//     its login page).
 package fakespark
 
 import (
@@ -7,6 +24,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,25 +36,75 @@ import (
 type State int
 
 const (
-	StartingUp State = iota // every path: 200 text/html "Spark is starting up"
-	Ready                   // the REST API answers
-	Denied                  // UI ACLs: 403 on everything
+	// StartingUp: every path answers 200 text/html "Spark is starting up…" (SparkUI.scala's
+	// init handler).
+	StartingUp State = iota
+	// Ready: the REST API answers.
+	Ready
+	// Attaching: every path answers Jetty's 404 page: SparkUI.attachAllHandlers removed the
+	// init handler and has not added the UI's handlers yet.
+	Attaching
+	// EnvPending: the application is listed but its environment is not stored yet: the
+	// environment endpoint answers 404.
+	EnvPending
 )
+
+// Filter is an authentication filter in spark.ui.filters, in front of every path.
+type Filter int
+
+const (
+	NoFilter Filter = iota
+	// JWS is Spark's org.apache.spark.ui.JWSFilter: 403 unless "Authorization: Bearer <jws>"
+	// carries a valid token (Options.Token here).
+	JWS
+	// SPNEGO is Hadoop's AuthenticationFilter with Kerberos: 401 with
+	// "WWW-Authenticate: Negotiate" unless authenticated (Options.Header here).
+	SPNEGO
+	// SSO is a single-sign-on filter: 302 to its login page unless the request carries the
+	// session (Options.Header here, e.g. a cookie).
+	SSO
+)
+
+// RedactionReplacement is Spark's Utils.REDACTION_REPLACEMENT_TEXT.
+const RedactionReplacement = "*********(redacted)"
+
+// DefaultRedactionRegex is spark.redaction.regex's default (core/.../internal/config/package.scala).
+const DefaultRedactionRegex = `(?i)secret|password|token|access[.]?key`
+
+// App is one application a History Server lists.
+type App struct {
+	ID        string
+	Completed bool
+	PodName   string // spark.kubernetes.driver.pod.name in its environment; "" = not set
+	Namespace string // spark.kubernetes.namespace; "" = not set
+}
 
 // Options describe the application behind the UI.
 type Options struct {
-	Addr    string // listen address; "" = 127.0.0.1:0
-	TLS     bool
-	AppID   string // id listed by /api/v1/applications (local-<millis> in driver-only mode)
-	PodName string // spark.kubernetes.driver.pod.name in the environment
+	Addr  string // listen address; "" = 127.0.0.1:0
+	TLS   bool
+	AppID string // spark.app.id: the listed id (cluster mode: spark-app-selector; Spark 3 driver-only: local-<millis>; client mode unset: spark-application-<millis>)
+	// PodName is spark.kubernetes.driver.pod.name in the environment; "" = not set (client
+	// mode usually).
+	PodName string
 	// Namespace is spark.kubernetes.namespace in the environment; "" = not listed.
 	Namespace string
-	State     State // initial state
+	// Completed marks the attempt completed (a finished application).
+	Completed bool
+	// History makes it a History Server listing these applications (AppID etc. unused).
+	History []App
+	State   State // initial state
+	// RedactionRegex is spark.redaction.regex; "" = Spark's default.
+	RedactionRegex string
+	Filter         Filter
+	Token          string    // the bearer token JWS accepts
+	Header         [2]string // the header (name, value) SPNEGO and SSO accept
 }
 
 // Server is a running stand-in UI.
 type Server struct {
 	opts     Options
+	redact   *regexp.Regexp
 	srv      *httptest.Server
 	state    atomic.Int32
 	requests atomic.Int64
@@ -52,11 +121,19 @@ func Start(opts Options) (*Server, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
+	re := opts.RedactionRegex
+	if re == "" {
+		re = DefaultRedactionRegex
+	}
+	redact, err := regexp.Compile(re)
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts}
+	s := &Server{opts: opts, redact: redact}
 	s.state.Store(int32(opts.State))
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	_ = s.srv.Listener.Close()
@@ -94,9 +171,13 @@ func (s *Server) RequestsFrom(agent string) int64 {
 // Close stops listening (the socket's inode disappears) and waits for requests in flight.
 func (s *Server) Close() { s.once.Do(s.srv.Close) }
 
-// StartingUpPage is what Spark serves on every path until the UI is ready.
-const StartingUpPage = `<!DOCTYPE html><html><head><title>Starting up</title></head>` +
-	`<body>Spark is starting up. Please wait a while until it's ready.</body></html>`
+// StartingUpPage is the body of SparkUI.scala's init handler, served with
+// text/html;charset=utf-8 on every path until the UI is ready.
+const StartingUpPage = "Spark is starting up. Please wait a while until it's ready."
+
+// jetty404 is what Jetty answers on a path no handler serves.
+const jetty404 = "<html>\n<head>\n<meta http-equiv=\"Content-Type\" content=\"text/html;charset=ISO-8859-1\"/>\n" +
+	"<title>Error 404 Not Found</title>\n</head>\n<body><h2>HTTP ERROR 404 Not Found</h2>\n</body>\n</html>\n"
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
@@ -106,69 +187,154 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.byAgent[r.UserAgent()]++
 	s.mu.Unlock()
-	switch State(s.state.Load()) {
+	// Filters run before every handler (JettyUtils adds them to each context), the
+	// starting-up page included.
+	if !s.filter(w, r) {
+		return
+	}
+	state := State(s.state.Load())
+	switch state {
 	case StartingUp:
 		w.Header().Set("Content-Type", "text/html;charset=utf-8")
 		_, _ = w.Write([]byte(StartingUpPage))
 		return
-	case Denied:
-		http.Error(w, "user \"anonymous\" is not authorized", http.StatusForbidden)
+	case Attaching:
+		w.Header().Set("Content-Type", "text/html;charset=iso-8859-1")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(jetty404))
 		return
 	}
-	id := s.opts.AppID
+	apps := s.apps()
 	switch {
 	case r.URL.Path == "/api/v1/applications" || r.URL.Path == "/api/v1/applications/":
-		writeJSON(w, []any{map[string]any{
-			"id":   id,
-			"name": "stand-in",
-			"attempts": []any{map[string]any{
-				"startTime": "2026-01-01T00:00:00.000GMT", "endTime": "1969-12-31T23:59:59.999GMT",
-				"lastUpdated": "2026-01-01T00:00:00.000GMT", "duration": 0, "sparkUser": "spark",
-				"completed": false, "appSparkVersion": "4.0.0",
-				"startTimeEpoch": 1767225600000, "endTimeEpoch": -1, "lastUpdatedEpoch": 1767225600000,
-			}},
-		}})
-	case r.URL.Path == "/api/v1/applications/"+id+"/environment":
-		writeJSON(w, map[string]any{
-			"runtime":           map[string]any{"javaVersion": "17.0.12", "javaHome": "/opt/java/openjdk", "scalaVersion": "version 2.13.14"},
-			"sparkProperties":   s.properties(id),
-			"hadoopProperties":  [][]string{},
-			"systemProperties":  [][]string{{"java.version", "17.0.12"}},
-			"metricsProperties": [][]string{},
-			"classpathEntries":  [][]string{{"/opt/spark/jars/spark-core_2.13-4.0.0.jar", "System Classpath"}},
-			"resourceProfiles":  []any{},
-		})
+		list := make([]any, 0, len(apps))
+		for _, a := range apps {
+			list = append(list, listed(a))
+		}
+		writeJSON(w, list)
+		return
+	case strings.HasPrefix(r.URL.Path, "/api/v1/applications/") && strings.HasSuffix(r.URL.Path, "/environment"):
+		id, _ := url.PathUnescape(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/v1/applications/"), "/environment"))
+		for _, a := range apps {
+			if a.ID == id && state != EnvPending {
+				writeJSON(w, map[string]any{
+					"runtime":           map[string]any{"javaVersion": "17.0.12", "javaHome": "/opt/java/openjdk", "scalaVersion": "version 2.13.14"},
+					"sparkProperties":   s.properties(a),
+					"hadoopProperties":  [][]string{},
+					"systemProperties":  [][]string{{"java.version", "17.0.12"}},
+					"metricsProperties": [][]string{},
+					"classpathEntries":  [][]string{{"/opt/spark/jars/spark-core_2.13-4.0.0.jar", "System Classpath"}},
+					"resourceProfiles":  []any{},
+				})
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		http.Error(w, "no such app: "+id, http.StatusNotFound)
+		return
 	case strings.HasPrefix(r.URL.Path, "/api/v1/"):
 		w.Header().Set("Content-Type", "text/plain")
-		http.Error(w, "unknown app", http.StatusNotFound)
-	default:
-		w.Header().Set("Content-Type", "text/html;charset=utf-8")
-		_, _ = w.Write([]byte("<html><body>Spark Jobs</body></html>"))
+		http.Error(w, "unknown resource", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html;charset=utf-8")
+	_, _ = w.Write([]byte("<html><body>Spark Jobs</body></html>"))
+}
+
+// filter answers like the configured filter; false when it refused the request.
+func (s *Server) filter(w http.ResponseWriter, r *http.Request) bool {
+	switch s.opts.Filter {
+	case JWS: // ui/JWSFilter.scala
+		w.Header().Set("Cache-Control", "no-cache, no-store, must-revalidate")
+		h := r.Header.Get("Authorization")
+		switch tok, ok := strings.CutPrefix(h, "Bearer "); {
+		case h == "":
+			http.Error(w, "Authorization header is missing.", http.StatusForbidden)
+		case !ok:
+			http.Error(w, "Malformed Authorization header.", http.StatusForbidden)
+		case tok != s.opts.Token:
+			http.Error(w, "JWT Validate Fail", http.StatusForbidden)
+		default:
+			return true
+		}
+		return false
+	case SPNEGO:
+		if r.Header.Get(s.opts.Header[0]) == s.opts.Header[1] {
+			return true
+		}
+		w.Header().Set("WWW-Authenticate", "Negotiate")
+		http.Error(w, "Authentication required", http.StatusUnauthorized)
+		return false
+	case SSO:
+		if r.Header.Get(s.opts.Header[0]) == s.opts.Header[1] {
+			return true
+		}
+		http.Redirect(w, r, "https://sso.example.com/login?next="+url.QueryEscape(r.URL.Path), http.StatusFound)
+		return false
+	}
+	return true
+}
+
+func (s *Server) apps() []App {
+	if len(s.opts.History) > 0 {
+		return s.opts.History
+	}
+	return []App{{ID: s.opts.AppID, Completed: s.opts.Completed, PodName: s.opts.PodName, Namespace: s.opts.Namespace}}
+}
+
+// listed is an ApplicationInfo as the REST API writes it.
+func listed(a App) map[string]any {
+	end, endEpoch := "1969-12-31T23:59:59.999GMT", int64(-1)
+	if a.Completed {
+		end, endEpoch = "2026-01-01T01:00:00.000GMT", 1767229200000
+	}
+	return map[string]any{
+		"id":   a.ID,
+		"name": "stand-in",
+		"attempts": []any{map[string]any{
+			"startTime": "2026-01-01T00:00:00.000GMT", "endTime": end,
+			"lastUpdated": "2026-01-01T00:00:00.000GMT", "duration": 0, "sparkUser": "spark",
+			"completed": a.Completed, "appSparkVersion": "4.0.0",
+			"startTimeEpoch": 1767225600000, "endTimeEpoch": endEpoch, "lastUpdatedEpoch": 1767225600000,
+		}},
 	}
 }
 
-func (s *Server) properties(id string) [][]string {
+// properties are the application's Spark properties, redacted as Utils.redact does: a value
+// is replaced when the regex finds a match in its key or in the value itself.
+func (s *Server) properties(a App) [][]string {
 	props := [][]string{
-		{"spark.app.id", id},
+		{"spark.app.id", a.ID},
 		{"spark.app.name", "stand-in"},
 		{"spark.driver.port", "7078"},
-		{PodNameProperty, s.opts.PodName},
 	}
-	if s.opts.Namespace != "" {
-		props = append(props, []string{"spark.kubernetes.namespace", s.opts.Namespace})
+	if a.PodName != "" {
+		props = append(props, []string{PodNameProperty, a.PodName})
+	}
+	if a.Namespace != "" {
+		props = append(props, []string{NamespaceProperty, a.Namespace})
+	}
+	for _, kv := range props {
+		if s.redact.MatchString(kv[0]) || s.redact.MatchString(kv[1]) {
+			kv[1] = RedactionReplacement
+		}
 	}
 	return props
 }
 
-// PodNameProperty is Spark's property naming the driver Pod.
-const PodNameProperty = "spark.kubernetes.driver.pod.name"
+// Spark's properties naming the driver Pod.
+const (
+	PodNameProperty   = "spark.kubernetes.driver.pod.name"
+	NamespaceProperty = "spark.kubernetes.namespace"
+)
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// Redirector is the plain-HTTP connector of a TLS UI: it only redirects to the HTTPS port.
+// Redirector is the plain-HTTP connector of a TLS UI: it only redirects (302, Jetty's
+// sendRedirect) to the same path on the HTTPS port (JettyUtils.createRedirectHttpsHandler).
 type Redirector struct {
 	srv  *httptest.Server
 	Port int

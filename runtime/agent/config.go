@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/runtime/binder"
+	"github.com/sparkui/sparkui/runtime/externaluri"
+)
+
+// Config is everything the runtime is told.
+type Config struct {
+	sidecar.Config
+	PodName, PodNamespace, PodUID string
+
+	Selector map[string]string // default spark-app-selector=<app-id>, spark-role=driver
+
+	Poll           time.Duration // watch interval; default 100ms
+	ProbeTimeout   time.Duration // one REST API request; default 1s
+	RequestTimeout time.Duration // one API server request; default 5s
+	WaitLog        time.Duration // period of "still waiting for the UI"; default 30s
+	ServiceWait    time.Duration // 404 retries before it is reported as fatal; default 2m
+	// Backoff between failed API requests: capped, exponential, jittered. Default 200ms×2
+	// up to 10s (unreachable API server) and up to 30s (RBAC, missing or foreign Service).
+	Backoff, FatalBackoff wait.Backoff
+
+	Socket         string // control socket; "" = none
+	StateFile      string // remembers a binding across container restarts; "" = none
+	TerminationLog string // last fatal reason; "" = none
+	ProcRoot       string // "" = /proc
+	Sockets        string // where the listening sockets are read: auto (default), netlink, proc
+
+	// Getenv is where resolvers read their environment ($HOST_IP); default os.Getenv.
+	Getenv func(string) string
+	// URIPoll is the backoff between reads of the Service while a load balancer's ingress is
+	// not there yet; default 1s×2 up to 30s, jitter 0.5.
+	URIPoll wait.Backoff
+}
+
+func (c *Config) defaults() {
+	if c.Poll <= 0 {
+		c.Poll = 100 * time.Millisecond
+	}
+	if c.ProbeTimeout <= 0 {
+		c.ProbeTimeout = time.Second
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 5 * time.Second
+	}
+	if c.WaitLog <= 0 {
+		c.WaitLog = 30 * time.Second
+	}
+	if c.ServiceWait <= 0 {
+		c.ServiceWait = 2 * time.Minute
+	}
+	if c.Backoff.Duration <= 0 {
+		c.Backoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 1 << 30, Cap: 10 * time.Second}
+	}
+	if c.FatalBackoff.Duration <= 0 {
+		c.FatalBackoff = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.5, Steps: 1 << 30, Cap: 30 * time.Second}
+	}
+	if c.URIPoll.Duration <= 0 {
+		c.URIPoll = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.5, Steps: 1 << 30, Cap: 30 * time.Second}
+	}
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
+	}
+	if c.Role == "" {
+		c.Role = sidecar.DefaultRole(c.Service)
+	}
+	if len(c.Selector) == 0 {
+		c.Selector = binder.DefaultSelector(c.AppID)
+	}
+}
+
+// Validate reports a configuration the runtime cannot work with.
+func (c *Config) Validate() error {
+	var errs []string
+	if c.Service == "" {
+		errs = append(errs, "--service is required")
+	}
+	if c.AppID == "" {
+		errs = append(errs, "--app-id is required")
+	}
+	for _, e := range [][2]string{{sidecar.EnvPodName, c.PodName}, {sidecar.EnvPodNamespace, c.PodNamespace}, {sidecar.EnvPodUID, c.PodUID}} {
+		if e[1] == "" {
+			errs = append(errs, "$"+e[0]+" is required (downward API)")
+		}
+	}
+	// Spark accepts spark.ui.port 0 (random) or 1024-65535 and exits the driver otherwise
+	// (core/src/main/scala/org/apache/spark/internal/config/UI.scala, UI_PORT's check).
+	if !sparkPort(c.UIPort) || !sparkPort(c.SSLPort) || c.MaxRetries < 0 {
+		errs = append(errs, "--ui-port and --ssl-ui-port must be 0 or in 1024-65535, and --max-retries ≥ 0")
+	}
+	if _, err := sidecar.ParsePorts(c.SkipPorts); err != nil {
+		errs = append(errs, "--skip-ports: "+err.Error())
+	}
+	if c.AuthBearerFile != "" && c.AuthHeaderFile != "" {
+		errs = append(errs, "give one of --auth-bearer-file and --auth-header-file")
+	}
+	if c.Getenv != nil {
+		if _, err := externaluri.New(c.ExternalURI, externaluri.Env{Getenv: c.Getenv}); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func sparkPort(p int) bool { return p == 0 || (p >= 1024 && p <= 65535) }
+
+// UserPort is the port Spark tries at offset from base: past 65535 it wraps to 1024 and up
+// (core/src/main/scala/org/apache/spark/util/Utils.scala, userPort).
+func UserPort(base, offset int) int {
+	return (base+offset-1024)%(65536-1024) + 1024
+}
+
+// Ports are the ports the UI may bind, in the order Spark tries them
+// (Utils.startServiceOnPort: base, then each retry at UserPort(base, i)); nil for a random port.
+// With TLS the HTTPS connector's base is --ssl-ui-port (the function passes Spark's
+// spark.ssl.ui.port, or UserPort(spark.ui.port, 400) when unset).
+func (c *Config) Ports() []int {
+	base := c.UIPort
+	if c.TLS {
+		base = c.SSLPort
+	}
+	if base == 0 {
+		return nil
+	}
+	// More retries than ports would only repeat them.
+	n := min(c.MaxRetries, 65535-1024)
+	out := make([]int, 0, n+1)
+	for i := 0; i <= n; i++ {
+		out = append(out, UserPort(base, i))
+	}
+	return out
+}
+
+// PortName is the name of the UI Service's port.
+func (c *Config) PortName() string { return sidecar.PortName(c.TLS) }

@@ -1,0 +1,58 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sparkui/sparkui/internal/sidecar"
+)
+
+func TestConfig(t *testing.T) {
+	c := Config{Config: sidecar.Config{Service: "wc-ui-svc", AppID: "spark-1", UIPort: 4040, MaxRetries: 16},
+		PodName: "p", PodNamespace: "ns", PodUID: "u"}
+	c.defaults()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Ports(); len(p) != 17 || p[0] != 4040 || p[16] != 4056 {
+		t.Errorf("ports %v", p)
+	}
+	if c.Role != "wc-ui-svc-binder" || c.PortName() != "spark-ui" || c.Selector["spark-role"] != "driver" || c.Selector["spark-app-selector"] != "spark-1" {
+		t.Errorf("%+v", c)
+	}
+	c.TLS, c.SSLPort = true, 4440
+	if p := c.Ports(); len(p) != 17 || p[0] != 4440 || p[16] != 4456 || c.PortName() != "https" {
+		t.Errorf("TLS ports %v %s", p, c.PortName())
+	}
+	c.SSLPort = 0
+	if p := c.Ports(); p != nil {
+		t.Errorf("random secure port: %v", p)
+	}
+	// Spark's Utils.userPort wraps past 65535 to 1024.
+	c.UIPort, c.MaxRetries, c.TLS = 65530, 8, false
+	if p := fmt.Sprint(c.Ports()); p != "[65530 65531 65532 65533 65534 65535 1024 1025 1026]" {
+		t.Errorf("wrapped ports %s", p)
+	}
+	if UserPort(65535, 1) != 1024 || UserPort(4040, 400) != 4440 || UserPort(65000, 1000) != 1488 {
+		t.Error(UserPort(65535, 1), UserPort(4040, 400), UserPort(65000, 1000))
+	}
+	for _, bad := range []Config{
+		{Config: sidecar.Config{UIPort: 80}},
+		{Config: sidecar.Config{UIPort: 4040, TLS: true, SSLPort: 443}},
+		{Config: sidecar.Config{UIPort: 65536}},
+		{Config: sidecar.Config{SkipPorts: "7078,x"}},
+		{Config: sidecar.Config{AuthBearerFile: "/a", AuthHeaderFile: "/b"}},
+	} {
+		bad.Service, bad.AppID, bad.PodName, bad.PodNamespace, bad.PodUID = "s", "a", "p", "n", "u"
+		if err := bad.Validate(); err == nil {
+			t.Errorf("Validate(%+v): no error", bad.Config)
+		}
+	}
+	err := (&Config{}).Validate()
+	for _, want := range []string{"--service", "--app-id", "$POD_NAME", "$POD_NAMESPACE", "$POD_UID"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v, want it to name %s", err, want)
+		}
+	}
+}
