@@ -48,9 +48,11 @@ func TestHostNetworkHistoryServer(t *testing.T) {
 	a := newApp(t, shared(t), appOpts{})
 	l, port := freePortPair(t)
 	_ = l.Close()
+	// This application listed first, in progress, with this Pod's name in its environment:
+	// only "several applications listed" tells the History Server from the live UI.
 	hs := startUI(t, fakespark.Options{Addr: addr(port), State: fakespark.Ready, History: []fakespark.App{
-		{ID: "spark-finished", Completed: true, PodName: "old-driver", Namespace: a.ns},
 		{ID: a.appID, PodName: a.pod.Name, Namespace: a.ns},
+		{ID: "spark-finished", Completed: true, PodName: "old-driver", Namespace: a.ns},
 		{ID: "spark-other", PodName: "other-driver", Namespace: a.ns},
 	}})
 	ui := startUI(t, fakespark.Options{Addr: addr(port + 1), AppID: a.appID, PodName: a.pod.Name, Namespace: a.ns, State: fakespark.Ready})
