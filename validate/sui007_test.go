@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
 )
@@ -89,5 +91,37 @@ aggregationRule: {clusterRoleSelectors: [{matchLabels: {none: "1"}}]}
 				t.Errorf("allowed = %v, want %v (%v)", allowed, tc.allowed, got)
 			}
 		})
+	}
+}
+
+// TestLabelSelector: the selector read without meta/v1 keeps LabelSelectorAsSelector's meaning.
+func TestLabelSelector(t *testing.T) {
+	set := map[string]string{"tier": "ui", "team": "a"}
+	for _, c := range []struct {
+		sel         string
+		ok, matches bool
+	}{
+		{`{}`, true, true}, // an empty selector matches everything
+		{`{matchLabels: null}`, true, true},
+		{`{matchLabels: {tier: ui}}`, true, true},
+		{`{matchLabels: {tier: web}}`, true, false},
+		{`{matchExpressions: [{key: tier, operator: In, values: [web, ui]}]}`, true, true},
+		{`{matchExpressions: [{key: tier, operator: NotIn, values: [ui]}]}`, true, false},
+		{`{matchExpressions: [{key: team, operator: Exists}]}`, true, true},
+		{`{matchExpressions: [{key: team, operator: DoesNotExist}]}`, true, false},
+		{`{matchLabels: {tier: ui}, matchExpressions: [{key: x, operator: Exists}]}`, true, false},
+		{`{matchExpressions: [{key: tier, operator: Near, values: [ui]}]}`, false, false},
+		{`{matchExpressions: [{key: tier, operator: In}]}`, false, false}, // In needs values
+		{`{matchLabels: [tier]}`, false, false},
+		{`[]`, false, false},
+	} {
+		sel, ok := labelSelector(yaml.MustParse(c.sel).YNode())
+		if ok != c.ok {
+			t.Errorf("%s: ok = %v, want %v", c.sel, ok, c.ok)
+			continue
+		}
+		if ok && sel.Matches(labels.Set(set)) != c.matches {
+			t.Errorf("%s: matches = %v, want %v", c.sel, !c.matches, c.matches)
+		}
 	}
 }
