@@ -18,7 +18,7 @@ var SUI009 = Rule{
 	Severity: framework.Error,
 	Title:    "the runtime's settings disagree with the application",
 	Name:     "RuntimeSettings",
-	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network) disagree with the application, that is not a native sidecar (restartPolicy: Always), that lacks POD_NAME, POD_NAMESPACE and POD_UID from the downward API, or a driver Pod without the spark-app-selector label the runtime selects it by.",
+	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network, --skip-ports) disagree with the application, that is not a native sidecar (restartPolicy: Always), that lacks POD_NAME, POD_NAMESPACE and POD_UID from the downward API, or a driver Pod without the spark-app-selector label the runtime selects it by.",
 	Why:      "The runtime then probes the wrong ports or binds another Service; without restartPolicy: Always it is an ordinary init container that never exits, so the driver never starts; without the downward-API env it cannot guard its patches or withdraw; without the label the bound Service selects nothing.",
 	Fix:      "Run sparkui-fn in transform mode again after changing spark.properties or the Pod: it rewrites the sidecar from the application.",
 	Failing: `kind: ConfigMap
@@ -111,6 +111,12 @@ func checkSUI009(ctx *Context) []Finding {
 func configDiff(got, want sidecar.Config) string {
 	var d []string
 	add := func(name string, g, w any) {
+		if g == "" {
+			g = "unset"
+		}
+		if w == "" {
+			w = "unset"
+		}
 		if g != w {
 			d = append(d, fmt.Sprintf("%s is %v, the application's is %v", name, g, w))
 		}
@@ -124,6 +130,7 @@ func configDiff(got, want sidecar.Config) string {
 		add("--ssl-ui-port", got.SSLPort, want.SSLPort)
 	}
 	add("--host-network", got.HostNetwork, want.HostNetwork)
+	add("--skip-ports", got.SkipPorts, want.SkipPorts)
 	if got.ExternalURI != "" && !sidecar.ResolvesURI(sidecar.ExternalURIMode(got.ExternalURI)) {
 		d = append(d, "--external-uri is "+got.ExternalURI+", which the runtime does not resolve (nodePort or loadBalancer)")
 	}

@@ -57,6 +57,7 @@ func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config 
 		TLS:         a.Settings.TLS,
 		SSLPort:     a.Settings.SSLPort,
 		HostNetwork: a.HostNetwork,
+		SkipPorts:   sidecar.FormatPorts(a.Settings.SkipPorts(a.ConnectServer)),
 	}
 }
 
