@@ -26,4 +26,6 @@ var Rules = []Rule{
 	SUI019,
 	SUI020,
 	SUI021,
+	SUI022,
+	SUI023,
 }

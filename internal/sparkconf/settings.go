@@ -1,6 +1,7 @@
 package sparkconf
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -21,6 +22,7 @@ const (
 	KeyAppID               = "spark.app.id"
 	KeyDeleteOnTermination = "spark.kubernetes.driver.service.deleteOnTermination"
 	KeyPodName             = "spark.kubernetes.driver.pod.name"
+	KeyNamespace           = "spark.kubernetes.namespace"
 	KeyRedactionRegex      = "spark.redaction.regex"
 	KeyUIFilters           = "spark.ui.filters"
 
@@ -155,6 +157,11 @@ func Derive(props map[string]string) (Settings, []*SettingError) {
 	bm, _ := port(KeyBlockManagerPort, bmDefault)
 	s.BlockManagerPort, _ = port(KeyDriverBlockManagerPort, bm)
 	s.ConnectPort, _ = port(KeyConnectPort, DefaultConnectPort)
+	if v, ok := props[KeyRedactionRegex]; ok {
+		if _, err := CompileRedaction(v); err != nil && !errors.Is(err, ErrJavaOnlyRegex) {
+			errs = append(errs, &SettingError{Key: KeyRedactionRegex, Value: v, Want: "a regular expression (" + err.Error() + ")"})
+		}
+	}
 	for _, p := range strings.Split(props[KeyPlugins], ",") {
 		if strings.TrimSpace(p) == ConnectPlugin {
 			s.ConnectPlugin = true
