@@ -28,4 +28,5 @@ var Rules = []Rule{
 	SUI021,
 	SUI022,
 	SUI023,
+	SUI024,
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/internal/sparkconf"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
@@ -58,6 +59,7 @@ func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config 
 		SSLPort:     a.Settings.SSLPort,
 		HostNetwork: a.HostNetwork,
 		SkipPorts:   sidecar.FormatPorts(a.Settings.SkipPorts(a.ConnectServer)),
+		UIFilters:   a.Props[sparkconf.KeyUIFilters],
 	}
 }
 
