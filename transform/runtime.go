@@ -9,8 +9,13 @@ import (
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
+// fieldEnv is an env var from the downward API. fieldRef carries apiVersion v1, the value the
+// API server defaults it to: ObjectFieldSelector is an atomic struct in server-side apply, so
+// a fieldRef applied without it differs from the live one, and a second server-side applier
+// of the same manifests (without --force-conflicts) then conflicts with the first on it
+// (seen in runtime/reapply).
 func fieldEnv(name, path string) *yaml.Node {
-	return yamlx.NewMap("name", name, "valueFrom", yamlx.NewMap("fieldRef", yamlx.NewMap("fieldPath", path)))
+	return yamlx.NewMap("name", name, "valueFrom", yamlx.NewMap("fieldRef", yamlx.NewMap("apiVersion", "v1", "fieldPath", path)))
 }
 
 // RuntimeContainer is the native sidecar: an init container with restartPolicy Always starts
