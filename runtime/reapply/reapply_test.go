@@ -384,7 +384,7 @@ func checkOwners(t *testing.T, c *testcluster.Cluster, ns, svc, manager string) 
 	}
 	owners := map[string]string{}
 	for _, mf := range s.ManagedFields {
-		fields := string(mf.FieldsV1.Raw)
+		fields := mf.FieldsV1.GetRawString()
 		for _, f := range []string{`"f:selector"`, `"f:targetPort"`, `"f:ownerReferences"`} {
 			if strings.Contains(fields, f) {
 				owners[f] += mf.Manager + " "
