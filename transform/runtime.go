@@ -13,7 +13,7 @@ import (
 // API server defaults it to: ObjectFieldSelector is an atomic struct in server-side apply, so
 // a fieldRef applied without it differs from the live one, and a second server-side applier
 // of the same manifests (without --force-conflicts) then conflicts with the first on it
-// (seen in runtime/reapply).
+// (seen in runtime/blackbox).
 func fieldEnv(name, path string) *yaml.Node {
 	return yamlx.NewMap("name", name, "valueFrom", yamlx.NewMap("fieldRef", yamlx.NewMap("apiVersion", "v1", "fieldPath", path)))
 }

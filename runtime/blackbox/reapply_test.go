@@ -1,5 +1,9 @@
-// Package reapply is a black-box test of field ownership between a pipeline and the runtime
-// (issue 9 A): the function's output is applied to a real kube-apiserver and
+// Package blackbox runs the built sparkui-fn and sparkui-runtime together against a real
+// kube-apiserver and kube-controller-manager: the function's output is applied, and the runtime
+// runs with exactly the args of the sidecar the function emitted, as the driver's
+// ServiceAccount under the Role the function emitted.
+//
+// reapply_test.go: field ownership between a pipeline and the runtime (issue 9 A): the function's output is applied to a real kube-apiserver and
 // kube-controller-manager, the built sparkui-runtime binds the UI Service as the driver's
 // ServiceAccount under the Role the function emits, with the args of the sidecar the function
 // emits, and the SAME output is then applied again the ways pipelines do: `kubectl apply`
@@ -7,7 +11,7 @@
 // --force-conflicts` (Flux) and a plain server-side apply. The bind, and after a withdrawal
 // the withdrawal, must survive each of them: targetPort, selector and the EndpointSlice stay
 // as the runtime set them.
-package reapply
+package blackbox
 
 import (
 	"bytes"
@@ -37,7 +41,7 @@ import (
 var fnBin, runtimeBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "sparkui-reapply-bin-")
+	dir, err := os.MkdirTemp("", "sparkui-blackbox-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -95,11 +99,17 @@ items:
     namespace: NS
 `
 
-// render runs the built sparkui-fn on the input and returns its items as one YAML stream,
-// and the runtime sidecar's args.
-func render(t *testing.T, ns, appID string) (stream []byte, args []string) {
+// rendered is the function's output for one application.
+type rendered struct {
+	items   []*yaml.RNode
+	stream  []byte   // the items as one YAML stream, what a pipeline applies
+	args    []string // the runtime sidecar's args
+	results string   // the results, as YAML
+}
+
+// renderList runs the built sparkui-fn on a ResourceList; it must exit 0.
+func renderList(t *testing.T, in string) rendered {
 	t.Helper()
-	in := strings.NewReplacer("NS", ns, "APPID", appID).Replace(input)
 	cmd := exec.Command(fnBin)
 	cmd.Stdin = strings.NewReader(in)
 	var stderr bytes.Buffer
@@ -116,15 +126,19 @@ func render(t *testing.T, ns, appID string) (stream []byte, args []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	elems, err := items.Elements()
-	if err != nil {
+	var r rendered
+	if r.items, err = items.Elements(); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := (kio.ByteWriter{Writer: &buf}).Write(elems); err != nil {
+	if err := (kio.ByteWriter{Writer: &buf}).Write(r.items); err != nil {
 		t.Fatal(err)
 	}
-	for _, it := range elems {
+	r.stream = buf.Bytes()
+	if res, _ := rl.Pipe(yaml.Lookup("results")); res != nil {
+		r.results = res.MustString()
+	}
+	for _, it := range r.items {
 		if it.GetKind() != "Pod" {
 			continue
 		}
@@ -133,11 +147,18 @@ func render(t *testing.T, ns, appID string) (stream []byte, args []string) {
 			t.Fatalf("no %s sidecar in the Pod: %v\n%s", sidecar.ContainerName, err, out)
 		}
 		for _, a := range ctr.YNode().Content {
-			args = append(args, a.Value)
+			r.args = append(r.args, a.Value)
 		}
 	}
+	return r
+}
+
+// render renders the re-apply test's input for namespace ns and app id appID.
+func render(t *testing.T, ns, appID string) (stream []byte, args []string) {
+	t.Helper()
+	r := renderList(t, strings.NewReplacer("NS", ns, "APPID", appID).Replace(input))
 	var kinds []string
-	for _, it := range elems {
+	for _, it := range r.items {
 		kinds = append(kinds, it.GetKind()+"/"+it.GetName())
 	}
 	sort.Strings(kinds)
@@ -146,7 +167,7 @@ func render(t *testing.T, ns, appID string) (stream []byte, args []string) {
 	if fmt.Sprint(kinds) != fmt.Sprint(want) {
 		t.Fatalf("the function emitted %v, want %v", kinds, want)
 	}
-	return buf.Bytes(), args
+	return r.stream, r.args
 }
 
 type runtimeProc struct {
@@ -274,35 +295,19 @@ func TestReapplyKeepsBindAndWithdrawal(t *testing.T) {
 func reapply(t *testing.T, c *testcluster.Cluster, applyArgs []string, manager, ip string) {
 	ns := c.UniqueNamespace(t)
 	appID := "spark-" + ns
-	ctx := testcluster.Context(t, 30*time.Second)
 	admin := c.KubeconfigFile(t, c.Config)
 
 	stream, args := render(t, ns, appID)
 	t.Logf("runtime args as the function emits them: %v", args)
 	const svc = "wordcount-ui-svc"
 
-	if _, err := c.Client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-node"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	addNode(t, c, ns+"-node")
 	kubectl(t, admin, stream, applyArgs...)
 	if got := service(t, c, ns, svc); len(got.selector) != 0 || got.targetPort != "4040" {
 		t.Fatalf("as applied: %s, want no selector and targetPort defaulted to the port 4040", got)
 	}
 
-	// The kubelet's part: the Pod runs and is Ready (hostNetwork: the node's address).
-	pod, err := c.Client.CoreV1().Pods(ns).Get(ctx, "wordcount-driver", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := metav1.Now()
-	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}, HostIP: ip,
-		Conditions: []corev1.PodCondition{
-			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		}}
-	if pod, err = c.Client.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	pod := podReady(t, c, ns, "wordcount-driver", ip)
 
 	ui, err := fakespark.Start(fakespark.Options{AppID: appID, PodName: pod.Name, Namespace: ns, State: fakespark.Ready})
 	if err != nil {
@@ -310,25 +315,7 @@ func reapply(t *testing.T, c *testcluster.Cluster, applyArgs []string, manager, 
 	}
 	defer ui.Close()
 
-	// The runtime with exactly the emitted args; only the paths of its emptyDir and
-	// termination log are moved to a temporary directory, as the runtime's own binary test does.
-	shared, err := os.MkdirTemp("", "sui")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(shared)
-	sock := filepath.Join(shared, "runtime.sock")
-	runArgs := append(append([]string{}, args...), "--socket="+sock, "--install="+filepath.Join(shared, "sparkui-runtime"),
-		"--state-file="+filepath.Join(shared, "bound-port"), "--termination-log="+filepath.Join(shared, "termination-log"))
-	p := &runtimeProc{cmd: exec.Command(runtimeBin, runArgs...), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+c.KubeconfigFile(t, c.ServiceAccountConfig(t, ns, "spark")),
-		"POD_NAME="+pod.Name, "POD_NAMESPACE="+ns, "POD_UID="+string(pod.UID))
-	p.cmd.Stdout, p.cmd.Stderr = p, p
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
-	defer func() { _ = p.cmd.Process.Kill(); <-p.done }()
+	p, sock := startRuntime(t, c, pod, args)
 
 	bound := svcState{selector: map[string]string{names.LabelAppSelector: appID, names.LabelSparkRole: names.RoleDriver}, targetPort: fmt.Sprint(ui.Port)}
 	testcluster.WaitFor(t, 20*time.Second, "the runtime's bind", func() (bool, string) {
@@ -398,4 +385,58 @@ func checkOwners(t *testing.T, c *testcluster.Cluster, ns, svc, manager string) 
 	if fmt.Sprint(owners) != fmt.Sprint(want) {
 		t.Errorf("owners of the runtime's fields: %v, want %v", owners, want)
 	}
+}
+
+func addNode(t *testing.T, c *testcluster.Cluster, name string) {
+	t.Helper()
+	if _, err := c.Client.CoreV1().Nodes().Create(testcluster.Context(t, 10*time.Second), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// podReady does the kubelet's part: the applied Pod runs and is Ready, with address ip
+// (hostNetwork: the node's address), through the status subresource.
+func podReady(t *testing.T, c *testcluster.Cluster, ns, name, ip string) *corev1.Pod {
+	t.Helper()
+	ctx := testcluster.Context(t, 30*time.Second)
+	pod, err := c.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}, HostIP: ip,
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		}}
+	if pod, err = c.Client.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+// startRuntime runs the built runtime with args (the emitted sidecar's), as the driver's
+// ServiceAccount "spark" of pod's namespace, with the downward-API env of pod. Only the paths of
+// its emptyDir and termination log are moved to a temporary directory, as the runtime's own
+// binary test does. It returns the process and its unix socket (for the preStop hook).
+func startRuntime(t *testing.T, c *testcluster.Cluster, pod *corev1.Pod, args []string) (*runtimeProc, string) {
+	t.Helper()
+	shared, err := os.MkdirTemp("", "sui")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(shared) })
+	sock := filepath.Join(shared, "runtime.sock")
+	runArgs := append(append([]string{}, args...), "--socket="+sock, "--install="+filepath.Join(shared, "sparkui-runtime"),
+		"--state-file="+filepath.Join(shared, "bound-port"), "--termination-log="+filepath.Join(shared, "termination-log"))
+	p := &runtimeProc{cmd: exec.Command(runtimeBin, runArgs...), done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+c.KubeconfigFile(t, c.ServiceAccountConfig(t, pod.Namespace, "spark")),
+		"POD_NAME="+pod.Name, "POD_NAMESPACE="+pod.Namespace, "POD_UID="+string(pod.UID))
+	p.cmd.Stdout, p.cmd.Stderr = p, p
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() { _ = p.cmd.Process.Kill(); <-p.done })
+	return p, sock
 }
