@@ -95,7 +95,12 @@ func TestAPIServerRejectsSparkSubmitInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"Pod": "spec.containers[0].ports[2].containerPort", "Service": "spec.ports[2].port"}
+	// The API server's words (k8s.io/kubernetes pkg/apis/core/validation: a containerPort of 0
+	// is a missing required value, a Service port of 0 an invalid one); SUI001 and SUI002 quote them.
+	want := map[string]string{
+		"Pod":     "spec.containers[0].ports[2].containerPort: Required value",
+		"Service": "spec.ports[2].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+	}
 	for _, it := range items {
 		err := dryRun(context.Background(), t, c, it)
 		field, expectReject := want[it.GetKind()]

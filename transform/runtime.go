@@ -9,14 +9,20 @@ import (
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
+// fieldEnv is an env var from the downward API. fieldRef carries apiVersion v1, the value the
+// API server defaults it to: ObjectFieldSelector is an atomic struct in server-side apply, so
+// a fieldRef applied without it differs from the live one, and a second server-side applier
+// of the same manifests (without --force-conflicts) then conflicts with the first on it
+// (seen in runtime/blackbox).
 func fieldEnv(name, path string) *yaml.Node {
-	return yamlx.NewMap("name", name, "valueFrom", yamlx.NewMap("fieldRef", yamlx.NewMap("fieldPath", path)))
+	return yamlx.NewMap("name", name, "valueFrom", yamlx.NewMap("fieldRef", yamlx.NewMap("apiVersion", "v1", "fieldPath", path)))
 }
 
 // RuntimeContainer is the native sidecar: an init container with restartPolicy Always starts
 // before the driver and is stopped after it, so it can withdraw the Service last.
 func RuntimeContainer(a *app.App, o Options) *yaml.Node {
 	cfg := a.RuntimeConfig(o.ExternalURI)
+	o.RuntimeAuth.Apply(&cfg)
 	var args []any
 	for _, s := range cfg.Args() {
 		args = append(args, s)
@@ -50,8 +56,28 @@ func RuntimeContainer(a *app.App, o Options) *yaml.Node {
 			"seccompProfile", yamlx.NewMap("type", "RuntimeDefault"),
 		),
 		"terminationMessagePolicy", "FallbackToLogsOnError",
-		"volumeMounts", yamlx.NewSeq(yamlx.NewMap("name", sidecar.VolumeName, "mountPath", sidecar.MountPath)),
+		"volumeMounts", runtimeMounts(o.RuntimeAuth),
 	)
+}
+
+func runtimeMounts(auth sidecar.Auth) *yaml.Node {
+	mounts := yamlx.NewSeq(yamlx.NewMap("name", sidecar.VolumeName, "mountPath", sidecar.MountPath))
+	if auth.Kind != "" {
+		mounts.Content = append(mounts.Content, yamlx.NewMap("name", sidecar.AuthVolumeName, "mountPath", sidecar.AuthMountPath, "readOnly", true))
+	}
+	return mounts
+}
+
+// authVolume projects the one Secret key the runtime needs to a fixed file name.
+func authVolume(auth sidecar.Auth) *yaml.Node {
+	file := sidecar.AuthBearerFileName
+	if auth.Kind == sidecar.AuthHeader {
+		file = sidecar.AuthHeaderFileName
+	}
+	return yamlx.NewMap("name", sidecar.AuthVolumeName, "secret", yamlx.NewMap(
+		"secretName", auth.Secret,
+		"items", yamlx.NewSeq(yamlx.NewMap("key", auth.Key, "path", file)),
+	))
 }
 
 func runtimeVolume() *yaml.Node {
@@ -109,6 +135,11 @@ func InjectRuntime(a *app.App, o Options) {
 	}
 	upsertNamed(spec, "initContainers", RuntimeContainer(a, o))
 	upsertNamed(spec, "volumes", runtimeVolume())
+	if o.RuntimeAuth.Kind != "" {
+		upsertNamed(spec, "volumes", authVolume(o.RuntimeAuth))
+	} else {
+		removeByName(spec, "volumes", sidecar.AuthVolumeName)
+	}
 	upsertNamed(c, "volumeMounts", driverMount())
 	lc := yamlx.Ensure(c, "lifecycle")
 	if h := yamlx.Get(lc, "preStop"); h == nil || app.IsOurPreStop(h) {
@@ -134,12 +165,20 @@ func RemoveRuntime(a *app.App) {
 	}
 }
 
+// removeByName drops the element called name from a named list (and the list when empty).
+func removeByName(parent *yaml.Node, key, name string) {
+	list := yamlx.Get(parent, key)
+	if yamlx.Filter(list, func(e *yaml.Node) bool { return yamlx.GetStr(e, "name") != name }) && len(list.Content) == 0 {
+		yamlx.Delete(parent, key)
+	}
+}
+
 // removeNamed drops sparkui's entry (container, volume or mount) from a named list.
 func removeNamed(parent *yaml.Node, key string) {
 	list := yamlx.Get(parent, key)
 	mine := func(e *yaml.Node) bool {
 		n := yamlx.GetStr(e, "name")
-		return n == sidecar.ContainerName || n == sidecar.VolumeName
+		return n == sidecar.ContainerName || n == sidecar.VolumeName || n == sidecar.AuthVolumeName
 	}
 	if yamlx.Filter(list, func(e *yaml.Node) bool { return !mine(e) }) && len(list.Content) == 0 {
 		yamlx.Delete(parent, key)

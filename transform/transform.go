@@ -22,6 +22,9 @@ type Options struct {
 	ExternalURI    sidecar.ExternalURIMode
 	RuntimeImage   string
 	CreateRBAC     bool
+	// RuntimeAuth is the credential the runtime sends to a UI behind spark.ui.filters, from
+	// a Secret in the application's namespace; zero: none.
+	RuntimeAuth sidecar.Auth
 }
 
 // Note is something the rewrite did that a user should hear about.

@@ -26,4 +26,7 @@ var Rules = []Rule{
 	SUI019,
 	SUI020,
 	SUI021,
+	SUI022,
+	SUI023,
+	SUI024,
 }

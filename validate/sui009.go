@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/names"
@@ -18,7 +19,7 @@ var SUI009 = Rule{
 	Severity: framework.Error,
 	Title:    "the runtime's settings disagree with the application",
 	Name:     "RuntimeSettings",
-	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network) disagree with the application, that is not a native sidecar (restartPolicy: Always), that lacks POD_NAME, POD_NAMESPACE and POD_UID from the downward API, or a driver Pod without the spark-app-selector label the runtime selects it by.",
+	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network, --skip-ports, --ui-filters) disagree with the application, that is not a native sidecar (restartPolicy: Always), that lacks POD_NAME, POD_NAMESPACE and POD_UID from the downward API, whose --auth-bearer-file or --auth-header-file is not in a Secret volume mounted into it, or a driver Pod without the spark-app-selector label the runtime selects it by.",
 	Why:      "The runtime then probes the wrong ports or binds another Service; without restartPolicy: Always it is an ordinary init container that never exits, so the driver never starts; without the downward-API env it cannot guard its patches or withdraw; without the label the bound Service selects nothing.",
 	Fix:      "Run sparkui-fn in transform mode again after changing spark.properties or the Pod: it rewrites the sidecar from the application.",
 	Failing: `kind: ConfigMap
@@ -98,6 +99,9 @@ func checkSUI009(ctx *Context) []Finding {
 					Msg: "the runtime is to publish the external URI by " + got.ExternalURI + ", but the UI Service is of type " + t})
 			}
 		}
+		if err == nil {
+			out = append(out, checkAuthFiles(a.Pod, c, base, got)...)
+		}
 		for _, name := range needEnv {
 			if env[name] != podEnv[name] {
 				out = append(out, Finding{Object: a.Pod, Field: base + ".env",
@@ -111,6 +115,12 @@ func checkSUI009(ctx *Context) []Finding {
 func configDiff(got, want sidecar.Config) string {
 	var d []string
 	add := func(name string, g, w any) {
+		if g == "" {
+			g = "unset"
+		}
+		if w == "" {
+			w = "unset"
+		}
 		if g != w {
 			d = append(d, fmt.Sprintf("%s is %v, the application's is %v", name, g, w))
 		}
@@ -124,8 +134,40 @@ func configDiff(got, want sidecar.Config) string {
 		add("--ssl-ui-port", got.SSLPort, want.SSLPort)
 	}
 	add("--host-network", got.HostNetwork, want.HostNetwork)
+	add("--skip-ports", got.SkipPorts, want.SkipPorts)
+	add("--ui-filters", got.UIFilters, want.UIFilters)
 	if got.ExternalURI != "" && !sidecar.ResolvesURI(sidecar.ExternalURIMode(got.ExternalURI)) {
 		d = append(d, "--external-uri is "+got.ExternalURI+", which the runtime does not resolve (nodePort or loadBalancer)")
 	}
 	return strings.Join(d, "; ")
+}
+
+// checkAuthFiles: a credential file the runtime is told to read must come from a Secret
+// volume mounted into the runtime container, or every probe goes out without it.
+func checkAuthFiles(pod *yaml.RNode, c *yaml.Node, base string, got sidecar.Config) []Finding {
+	var out []Finding
+	spec := yamlx.Get(pod.YNode(), "spec")
+	for _, f := range []struct{ flag, file string }{{"--auth-bearer-file", got.AuthBearerFile}, {"--auth-header-file", got.AuthHeaderFile}} {
+		if f.file == "" {
+			continue
+		}
+		volume := ""
+		for _, m := range yamlx.Items(yamlx.Get(c, "volumeMounts")) {
+			mp := strings.TrimSuffix(yamlx.GetStr(m, "mountPath"), "/")
+			if mp != "" && strings.HasPrefix(f.file, mp+"/") && yamlx.GetStr(m, "subPath") == "" {
+				volume = yamlx.GetStr(m, "name")
+			}
+		}
+		secret := false
+		for _, v := range yamlx.Items(yamlx.Get(spec, "volumes")) {
+			if volume != "" && yamlx.GetStr(v, "name") == volume && (yamlx.Get(v, "secret") != nil || yamlx.Get(v, "projected") != nil) {
+				secret = true
+			}
+		}
+		if !secret {
+			out = append(out, Finding{Object: pod, Field: base + ".volumeMounts",
+				Msg: "the runtime reads its credential from " + f.file + " (" + f.flag + "), but no Secret volume is mounted there in the runtime container"})
+		}
+	}
+	return out
 }

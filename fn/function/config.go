@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -27,6 +28,8 @@ type Config struct {
 	SparkConf   map[string]string
 	RBACCreate  bool
 	ExternalURI string
+	// authBoth: both credentials were set (an error checkAuth reports).
+	authBoth bool
 }
 
 func defaults() Config {
@@ -51,6 +54,9 @@ var configMapKeys = map[string][]string{
 	"externalURI":    {"spec", "service", "externalURI"},
 	"runtimeImage":   {"spec", "runtime", "image"},
 	"createRBAC":     {"spec", "rbac", "create"},
+	// "<secret name>/<key>": the typed form's {name, key}.
+	"authBearerSecret": {"spec", "runtime", "auth", "bearerTokenSecret"},
+	"authHeaderSecret": {"spec", "runtime", "auth", "headerSecret"},
 }
 
 // LoadConfig reads the functionConfig in either form. Any problem is a SUI014 result naming
@@ -74,7 +80,7 @@ func LoadConfig(fc *yaml.RNode) (Config, framework.Results) {
 		typed, results = fromConfigMap(fc, &cfg)
 		pathOf = func(inst string) string {
 			for key, p := range configMapKeys {
-				if inst == "/"+strings.Join(p, "/") {
+				if pp := "/" + strings.Join(p, "/"); inst == pp || strings.HasPrefix(inst, pp+"/") {
 					return fieldpath.Key("data", key)
 				}
 			}
@@ -97,12 +103,41 @@ func LoadConfig(fc *yaml.RNode) (Config, framework.Results) {
 		field, msg := describe(e, pathOf)
 		results = append(results, validate.ConfigError(fc, field, msg))
 	}
+	if len(results) == 0 {
+		applyTyped(typed, &cfg)
+		results = checkAuth(fc, cfg.Transform.RuntimeAuth, cfg.authBoth, pathOf)
+	}
 	if len(results) > 0 {
 		sortResults(results)
 		return cfg, results
 	}
-	applyTyped(typed, &cfg)
 	return cfg, nil
+}
+
+// checkAuth checks what the schema cannot say: one credential at most, and a Secret name and
+// key the API server accepts (a DNS-1123 subdomain; a ConfigMap/Secret key).
+func checkAuth(fc *yaml.RNode, auth sidecar.Auth, both bool, pathOf func(string) string) framework.Results {
+	var out framework.Results
+	if both {
+		field := pathOf("/spec/runtime/auth")
+		if b := pathOf("/spec/runtime/auth/bearerTokenSecret"); b != "spec.runtime.auth.bearerTokenSecret" {
+			field = b + ", " + pathOf("/spec/runtime/auth/headerSecret") // the ConfigMap keys
+		}
+		out = append(out, validate.ConfigError(fc, field, "set one of bearerTokenSecret and headerSecret, not both"))
+		return out
+	}
+	field := map[sidecar.AuthKind]string{sidecar.AuthBearer: "bearerTokenSecret", sidecar.AuthHeader: "headerSecret"}[auth.Kind]
+	if field == "" {
+		return nil
+	}
+	base := "/spec/runtime/auth/" + field
+	if errs := validation.IsDNS1123Subdomain(auth.Secret); len(errs) > 0 {
+		out = append(out, validate.ConfigError(fc, pathOf(base+"/name"), fmt.Sprintf("%q is not a Secret name: %s", auth.Secret, strings.Join(errs, "; "))))
+	}
+	if errs := validation.IsConfigMapKey(auth.Key); len(errs) > 0 {
+		out = append(out, validate.ConfigError(fc, pathOf(base+"/key"), fmt.Sprintf("%q is not a Secret key: %s", auth.Key, strings.Join(errs, "; "))))
+	}
+	return out
 }
 
 // fromConfigMap converts the flat keys into the typed form, so one schema checks both.
@@ -128,6 +163,13 @@ func fromConfigMap(fc *yaml.RNode, cfg *Config) (map[string]any, framework.Resul
 		}
 		var value any = val
 		switch path[len(path)-1] {
+		case "bearerTokenSecret", "headerSecret":
+			name, k, ok := strings.Cut(val, "/")
+			if !ok || name == "" || k == "" || strings.Contains(k, "/") {
+				results = append(results, validate.ConfigError(fc, fieldpath.Key("data", key), fmt.Sprintf("%q is not <secret name>/<key>", val)))
+				return
+			}
+			value = map[string]any{"name": name, "key": k}
 		case "enabled", "create":
 			b, err := strconv.ParseBool(val)
 			if err != nil {
@@ -202,6 +244,19 @@ func applyTyped(typed map[string]any, cfg *Config) {
 	}
 	if v, ok := get("spec", "runtime", "image"); ok {
 		cfg.Transform.RuntimeImage = v.(string)
+	}
+	bearer, hasBearer := get("spec", "runtime", "auth", "bearerTokenSecret")
+	header, hasHeader := get("spec", "runtime", "auth", "headerSecret")
+	cfg.authBoth = hasBearer && hasHeader
+	secretRef := func(kind sidecar.AuthKind, v any) sidecar.Auth {
+		m := v.(map[string]any)
+		return sidecar.Auth{Kind: kind, Secret: m["name"].(string), Key: m["key"].(string)}
+	}
+	switch {
+	case hasBearer:
+		cfg.Transform.RuntimeAuth = secretRef(sidecar.AuthBearer, bearer)
+	case hasHeader:
+		cfg.Transform.RuntimeAuth = secretRef(sidecar.AuthHeader, header)
 	}
 	if v, ok := get("spec", "rbac", "create"); ok {
 		cfg.Transform.CreateRBAC = v.(bool)

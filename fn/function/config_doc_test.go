@@ -73,9 +73,11 @@ func TestConfigDocMatchesSchema(t *testing.T) {
 	}
 }
 
+// docKey is the ConfigMap key of a leaf field: its own, or that of the object it is part of
+// (authBearerSecret=<name>/<key> sets both leaves of spec.runtime.auth.bearerTokenSecret).
 func docKey(path string) string {
 	for k, p := range configMapKeys {
-		if "spec."+strings.Join(p[1:], ".") == path {
+		if pp := "spec." + strings.Join(p[1:], "."); pp == path || strings.HasPrefix(path, pp+".") {
 			return k
 		}
 	}

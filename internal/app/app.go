@@ -53,6 +53,8 @@ type App struct {
 	Settings         sparkconf.Settings
 
 	HostNetwork bool
+	// ConnectServer: the driver container runs Spark Connect's server class.
+	ConnectServer bool
 	// ServiceAccount is the Pod's serviceAccountName (or deprecated serviceAccount), "" if unset.
 	ServiceAccount string
 	// DriverContainer is the index in spec.containers of Spark's driver container, -1 if none.

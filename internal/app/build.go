@@ -1,6 +1,8 @@
 package app
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -39,7 +41,23 @@ func (a *App) readPodSpec(spec *yaml.Node) {
 		// A pod template may rename Spark's container; Spark then uses the first one.
 		a.DriverContainer = 0
 	}
+	if a.DriverContainer >= 0 {
+		c := containers[a.DriverContainer]
+		for _, key := range []string{"command", "args"} {
+			for _, arg := range yamlx.Items(yamlx.Get(c, key)) {
+				if t := yamlx.Str(arg); strings.Contains(t, ConnectServerClass) || strings.HasSuffix(t, "/"+connectServerScript) || t == connectServerScript {
+					a.ConnectServer = true
+				}
+			}
+		}
+	}
 }
+
+// ConnectServerClass is the main class of a Spark Connect server (sbin/start-connect-server.sh
+// submits it; connector/connect/server's service/SparkConnectServer.scala).
+const ConnectServerClass = "org.apache.spark.sql.connect.service.SparkConnectServer"
+
+const connectServerScript = "start-connect-server.sh"
 
 // readSparkConf reads the Spark properties from the ConfigMap mounted as the driver's conf,
 // else takes the functionConfig's, and derives the UI settings from them.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/internal/sparkconf"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
@@ -57,6 +58,8 @@ func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config 
 		TLS:         a.Settings.TLS,
 		SSLPort:     a.Settings.SSLPort,
 		HostNetwork: a.HostNetwork,
+		SkipPorts:   sidecar.FormatPorts(a.Settings.SkipPorts(a.ConnectServer)),
+		UIFilters:   a.Props[sparkconf.KeyUIFilters],
 	}
 }
 

@@ -28,6 +28,16 @@ const (
 	// its container it withdraws a binding whose UI went away meanwhile.
 	StatePath = MountPath + "/bound-port"
 
+	// AuthVolumeName is the Secret volume holding the runtime's credential for a UI behind
+	// spark.ui.filters, mounted read-only at AuthMountPath in the runtime container only. The
+	// Secret's key is projected to a fixed file name (AuthBearerFileName or AuthHeaderFileName)
+	// so the args do not depend on the key; the directory (not a subPath) is mounted so a
+	// rotated Secret reaches the runtime, which re-reads the file when it changes.
+	AuthVolumeName     = "sparkui-runtime-auth"
+	AuthMountPath      = "/var/run/sparkui/auth"
+	AuthBearerFileName = "bearer-token"
+	AuthHeaderFileName = "header"
+
 	RunCommand      = "run"
 	WithdrawCommand = "withdraw"
 	// WithdrawTimeout bounds the preStop hook; well inside the default 30 s grace period.
@@ -152,6 +162,43 @@ func FormatPorts(ports []int) string {
 		s[i] = strconv.Itoa(p)
 	}
 	return strings.Join(s, ",")
+}
+
+// AuthKind is which credential the runtime sends to a UI behind an authentication filter.
+type AuthKind string
+
+const (
+	// AuthBearer: the Secret's value is a bearer token (--auth-bearer-file).
+	AuthBearer AuthKind = "bearer"
+	// AuthHeader: the Secret's value is one header line "Name: value" (--auth-header-file).
+	AuthHeader AuthKind = "header"
+)
+
+// Auth is a credential from a Secret key; the zero value is none.
+type Auth struct {
+	Kind        AuthKind
+	Secret, Key string
+}
+
+// File is where the runtime reads the credential, "" when there is none.
+func (a Auth) File() string {
+	switch a.Kind {
+	case AuthBearer:
+		return AuthMountPath + "/" + AuthBearerFileName
+	case AuthHeader:
+		return AuthMountPath + "/" + AuthHeaderFileName
+	}
+	return ""
+}
+
+// Apply sets c's credential file argument for a.
+func (a Auth) Apply(c *Config) {
+	switch a.Kind {
+	case AuthBearer:
+		c.AuthBearerFile = a.File()
+	case AuthHeader:
+		c.AuthHeaderFile = a.File()
+	}
 }
 
 // ResolvesURI reports whether the runtime itself resolves the external URI for mode (the

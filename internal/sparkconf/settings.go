@@ -1,7 +1,9 @@
 package sparkconf
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -19,6 +21,19 @@ const (
 	KeyDeployMode          = "spark.submit.deployMode"
 	KeyAppID               = "spark.app.id"
 	KeyDeleteOnTermination = "spark.kubernetes.driver.service.deleteOnTermination"
+	KeyPodName             = "spark.kubernetes.driver.pod.name"
+	KeyNamespace           = "spark.kubernetes.namespace"
+	KeyRedactionRegex      = "spark.redaction.regex"
+	KeyUIFilters           = "spark.ui.filters"
+
+	// The driver's RPC and block-manager ports (core's internal/config/package.scala
+	// DRIVER_PORT, DRIVER_BLOCK_MANAGER_PORT, BLOCK_MANAGER_PORT) and Spark Connect's gRPC
+	// port (connector/connect's config/Connect.scala CONNECT_GRPC_BINDING_PORT).
+	KeyDriverPort             = "spark.driver.port"
+	KeyDriverBlockManagerPort = "spark.driver.blockManager.port"
+	KeyBlockManagerPort       = "spark.blockManager.port"
+	KeyConnectPort            = "spark.connect.grpc.binding.port"
+	KeyPlugins                = "spark.plugins"
 )
 
 // Spark's own defaults.
@@ -26,6 +41,16 @@ const (
 	DefaultUIPort     = 4040
 	DefaultMaxRetries = 16
 	sslPortOffset     = 400
+	// On Kubernetes in cluster mode the driver's RPC and block-manager ports default to these
+	// (resource-managers/kubernetes/core Constants.scala DEFAULT_DRIVER_PORT and
+	// DEFAULT_BLOCKMANAGER_PORT, applied by features/BasicDriverFeatureStep.scala); elsewhere
+	// (client mode) Spark's core default is 0, a random port.
+	DefaultK8sDriverPort       = 7078
+	DefaultK8sBlockManagerPort = 7079
+	// DefaultConnectPort is Spark Connect's gRPC port (Connect.scala CONNECT_GRPC_BINDING_PORT).
+	DefaultConnectPort = 15002
+	// ConnectPlugin is the plugin class that starts Spark Connect inside an application.
+	ConnectPlugin = "org.apache.spark.sql.connect.SparkConnectPlugin"
 )
 
 // Settings are the UI-related settings Spark derives from its configuration, with Spark's
@@ -40,6 +65,14 @@ type Settings struct {
 	DriverOnly          bool // spark.kubernetes.driver.master=local[...]
 	ClientMode          bool // spark.submit.deployMode=client
 	DeleteOnTermination bool
+	// DriverPort and BlockManagerPort are the driver's RPC and block-manager ports: the
+	// configured ones, else Kubernetes' cluster-mode defaults; 0 when random (client mode
+	// without a setting, or set to 0).
+	DriverPort, BlockManagerPort int
+	// ConnectPort is spark.connect.grpc.binding.port (default 15002).
+	ConnectPort int
+	// ConnectPlugin: spark.plugins starts Spark Connect in this application.
+	ConnectPlugin bool
 }
 
 // SettingError names a key whose value Spark could not use.
@@ -70,28 +103,35 @@ func Derive(props map[string]string) (Settings, []*SettingError) {
 		errs = append(errs, &SettingError{Key: key, Value: v, Want: "true or false"})
 		return def
 	}
-	integer := func(key string, def, lo, hi int, want string) (int, bool) {
+	// integer reads key as a 32-bit integer accepted by valid.
+	integer := func(key string, def int, valid func(int) bool, want string) (int, bool) {
 		v, ok := props[key]
 		if !ok {
 			return def, false
 		}
 		n, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || int(n) < lo || int(n) > hi {
+		if err != nil || !valid(int(n)) {
 			errs = append(errs, &SettingError{Key: key, Value: v, Want: want})
 			return def, false
 		}
 		return int(n), true
 	}
-	const portWant = "an integer port from 0 to 65535"
+	// Every port Spark binds goes through core's util/Utils.scala startServiceOnPort, which
+	// requires "startPort == 0 || (1024 <= startPort && startPort < 65536)"; port() applies
+	// that to every 0-65535 range.
+	const portWant = "0 (a random port) or an integer port from 1024 to 65535"
+	port := func(key string, def int) (int, bool) {
+		return integer(key, def, func(n int) bool { return n == 0 || (n >= 1024 && n <= 65535) }, portWant)
+	}
 	var s Settings
 	s.UIEnabled = boolean(KeyUIEnabled, true)
-	s.UIPort, _ = integer(KeyUIPort, DefaultUIPort, 0, 65535, portWant)
-	s.MaxRetries, _ = integer(KeyMaxRetries, DefaultMaxRetries, 0, 65535, "an integer from 0 to 65535")
+	s.UIPort, _ = port(KeyUIPort, DefaultUIPort)
+	s.MaxRetries, _ = integer(KeyMaxRetries, DefaultMaxRetries, func(n int) bool { return n >= 0 && n <= 65535 }, "an integer from 0 to 65535")
 	// spark.ssl.ui.* inherits from spark.ssl.*, as Spark's SSLOptions does.
 	sslDefault := boolean(KeySSLEnabled, false)
 	s.TLS = boolean(KeySSLUIEnabled, sslDefault)
-	sslPort, set := integer(KeySSLPort, 0, 0, 65535, portWant)
-	if uiSSL, ok := integer(KeySSLUIPort, 0, 0, 65535, portWant); ok {
+	sslPort, set := port(KeySSLPort, 0)
+	if uiSSL, ok := port(KeySSLUIPort, 0); ok {
 		sslPort, set = uiSSL, true
 	}
 	if s.TLS {
@@ -107,7 +147,47 @@ func Derive(props map[string]string) (Settings, []*SettingError) {
 	s.DriverOnly = strings.HasPrefix(strings.TrimSpace(props[KeyDriverMaster]), "local")
 	s.ClientMode = strings.EqualFold(props[KeyDeployMode], "client")
 	s.DeleteOnTermination = boolean(KeyDeleteOnTermination, true)
+	rpcDefault, bmDefault := DefaultK8sDriverPort, DefaultK8sBlockManagerPort
+	if s.ClientMode && !s.DriverOnly {
+		// Client mode: no BasicDriverFeatureStep, core's defaults (0: random).
+		rpcDefault, bmDefault = 0, 0
+	}
+	s.DriverPort, _ = port(KeyDriverPort, rpcDefault)
+	// BasicDriverFeatureStep: spark.driver.blockManager.port, else spark.blockManager.port.
+	bm, _ := port(KeyBlockManagerPort, bmDefault)
+	s.BlockManagerPort, _ = port(KeyDriverBlockManagerPort, bm)
+	s.ConnectPort, _ = port(KeyConnectPort, DefaultConnectPort)
+	if v, ok := props[KeyRedactionRegex]; ok {
+		if _, err := CompileRedaction(v); err != nil && !errors.Is(err, ErrJavaOnlyRegex) {
+			errs = append(errs, &SettingError{Key: KeyRedactionRegex, Value: v, Want: "a regular expression (" + err.Error() + ")"})
+		}
+	}
+	for _, p := range strings.Split(props[KeyPlugins], ",") {
+		if strings.TrimSpace(p) == ConnectPlugin {
+			s.ConnectPlugin = true
+		}
+	}
 	return s, errs
+}
+
+// SkipPorts are the ports the runtime must never probe: the driver's RPC and block-manager
+// ports (an HTTP request there makes the driver log a "Too large frame" stack trace,
+// common/network-common TransportFrameDecoder.scala) and, when connect is true (a Spark
+// Connect server), Spark Connect's gRPC port. Random (0) ports are not known ahead and are
+// left out; the list is sorted and has no duplicates.
+func (s Settings) SkipPorts(connect bool) []int {
+	ports := []int{s.DriverPort, s.BlockManagerPort}
+	if connect || s.ConnectPlugin {
+		ports = append(ports, s.ConnectPort)
+	}
+	var out []int
+	for _, p := range ports {
+		if p > 0 && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // userPort is Spark's Utils.userPort: an offset from a base port that wraps around within the
