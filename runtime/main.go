@@ -98,7 +98,6 @@ type runFlags struct {
 	logLevel        string
 	kubeconfig      string
 	install         string
-	selector        string
 	shutdownTimeout time.Duration
 	version         bool
 }
@@ -113,7 +112,6 @@ func newRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.DurationVar(&c.ServiceWait, "service-wait", 2*time.Minute, "how long a missing UI Service (404) is retried before it is reported as fatal (retries go on, slower)")
 	fs.DurationVar(&c.WaitLog, "wait-log-interval", 30*time.Second, "how often \"still waiting\" and repeated failures are logged")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long to wait for the withdrawal's acknowledgement")
-	fs.StringVar(&f.selector, "selector", "", "selector that picks the driver Pod when bound, k=v[,k=v] (default spark-app-selector=<app-id>,spark-role=driver)")
 	fs.StringVar(&c.Socket, "socket", sidecar.SocketPath, "unix socket for withdrawal requests (\"\" = none)")
 	fs.StringVar(&f.install, "install", sidecar.BinaryPath, "copy this binary there for the preStop hook (\"\" = don't)")
 	fs.StringVar(&c.StateFile, "state-file", sidecar.StatePath, "remembers the bound port across container restarts (\"\" = none)")
@@ -208,7 +206,7 @@ func run(args []string, stderr io.Writer) int {
 	cfg.PodNamespace = os.Getenv(sidecar.EnvPodNamespace)
 	cfg.PodUID = os.Getenv(sidecar.EnvPodUID)
 	cfg.Getenv = os.Getenv
-	if cfg.Selector, err = parseSelector(f.selector); err != nil {
+	if cfg.Selector, err = parseSelector(cfg.PodSelector); err != nil {
 		fmt.Fprintf(stderr, "sparkui-runtime run: %v\n", err)
 		return exitUsage
 	}

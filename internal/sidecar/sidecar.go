@@ -41,6 +41,24 @@ const (
 	EnvPodUID       = "POD_UID"
 	// EnvHostIP is the node's address (downward API status.hostIP), for nodePort URIs.
 	EnvHostIP = "HOST_IP"
+
+	// EnvAppID is --app-id given through the environment (every flag of run reads
+	// SPARKUI_<FLAG> when not on the command line). For carriers whose application id is not
+	// known at build time the function sets it from the downward API,
+	// fieldRef metadata.labels['spark-app-selector'] (Spark labels its driver Pod with the id;
+	// for a workload's Pod the label is usually absent and the value is ""), and sets
+	// GuardLabel. An empty id matches no application: identity then rests on the Pod network
+	// (every live UI in the Pod's network namespace is this Pod's) or, under hostNetwork, on the
+	// UI's spark.kubernetes.driver.pod.name being POD_NAME (design §5.1).
+	EnvAppID = "SPARKUI_APP_ID"
+
+	// LabelBoundPod is the Service label the bind sets to this Pod's UID when NoOwnerReference
+	// is set: the proof, tested by the withdrawal and the URI publication, that the Service is
+	// still bound by this Pod and not by a later one (the next run, a replacement Pod with the
+	// same labels and so the same selector). A label, not an annotation: a JSON Patch `add`
+	// needs the parent map to exist, and metadata.labels exists whenever the guard label
+	// does. The manifests never declare it, so a re-apply keeps it.
+	LabelBoundPod = "sparkui.dev/bound-pod"
 )
 
 // Config is what the runtime needs to know about its application.
@@ -74,6 +92,37 @@ type Config struct {
 	// send (any other filter's credential: a cookie, a basic-auth Authorization, an API key).
 	// Both files are read again when they change (Secret rotation).
 	AuthHeaderFile string
+
+	// The fields below let successive runs of one carrier (a ScheduledSparkApplication's or
+	// CronJob's runs, a workload's replacement Pods, an operator's retries) share one UI
+	// Service whose Spark application id is not known at build time. All empty/false: the
+	// spark-submit behaviour, and Args writes nothing for them.
+
+	// GuardLabel is KEY=VALUE, the Service label every patch of the runtime `test`s instead of
+	// spark-app-selector=<AppID> (bind, withdrawal, URI publication): for carriers other than
+	// a spark-submit Pod, sparkui.dev/application=<object name>. Key and value must be a valid
+	// label key and a non-empty label value. Empty: the guard is spark-app-selector=<AppID>.
+	GuardLabel string
+	// PodSelector is the selector the bind writes to select this run's driver Pod,
+	// "k=v[,k=v]" (flag --selector). Empty: spark-app-selector=<AppID>,spark-role=driver. The
+	// function may write $(VAR) references that the kubelet expands from the container's env
+	// (e.g. spark-app-selector=$(SPARKUI_APP_ID),spark-role=driver, with SPARKUI_APP_ID from
+	// the downward API). The kubelet leaves a reference to an undefined variable verbatim and
+	// expands a defined but empty one (a label the Pod lacks) to "": the runtime refuses a
+	// selector that still contains "$(", or whose keys or values are empty or not valid label
+	// keys/values, and never binds it (a term k= would select every Pod that lacks a value in
+	// the same way, e.g. other runs' Pods). It then reports the reason (log, termination log)
+	// and waits for SIGTERM without binding.
+	PodSelector string
+	// NoOwnerReference (flag --owner-reference=false) makes the bind leave the Service's
+	// ownerReferences alone: the Service belongs to the pipeline and outlives each run (with
+	// this Pod as owner, deleting a finished run's Pod, as CronJob and ScheduledSparkApplication
+	// history limits do, would have the garbage collector delete the shared Service before the
+	// next run binds it). The "this Pod holds the binding" guard of the withdrawal and the URI
+	// publication then tests the Service label LabelBoundPod = this Pod's UID, which the bind
+	// writes instead of the ownerReference. false: the bind makes this Pod the Service's owner
+	// and that ownerReference is the guard.
+	NoOwnerReference bool
 }
 
 // Flags registers c's fields on fs under their argument names.
@@ -91,18 +140,49 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.UIFilters, "ui-filters", c.UIFilters, "spark.ui.filters (class names), named when the UI refuses the runtime's probes")
 	fs.StringVar(&c.AuthBearerFile, "auth-bearer-file", c.AuthBearerFile, "file holding a bearer token sent to the UI's REST API (Authorization: Bearer …); re-read when it changes")
 	fs.StringVar(&c.AuthHeaderFile, "auth-header-file", c.AuthHeaderFile, "file holding one header line \"Name: value\" sent to the UI's REST API; re-read when it changes")
+	fs.StringVar(&c.GuardLabel, "guard-label", c.GuardLabel, "KEY=VALUE: the Service label the runtime's patches test instead of spark-app-selector=<app-id> (then --app-id may be empty)")
+	fs.StringVar(&c.PodSelector, "selector", c.PodSelector, "selector that picks the driver Pod when bound, k=v[,k=v] (default spark-app-selector=<app-id>,spark-role=driver); refused if it holds an unexpanded $( or an empty key or value")
+	fs.Var((*ownerFlag)(&c.NoOwnerReference), "owner-reference", "the bind makes this Pod the Service's owner (false: the Service outlives the Pod; the bind writes the label "+LabelBoundPod+" instead)")
 }
+
+// ownerFlag is --owner-reference, the negation of Config.NoOwnerReference (whose zero value
+// is the default, so that existing Config literals keep today's behaviour).
+type ownerFlag bool
+
+func (o *ownerFlag) String() string {
+	if o == nil {
+		return "true"
+	}
+	return strconv.FormatBool(!bool(*o))
+}
+
+func (o *ownerFlag) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*o = ownerFlag(!v)
+	return nil
+}
+
+func (o *ownerFlag) IsBoolFlag() bool { return true }
 
 // Args is the container's args for `run` with c.
 func (c Config) Args() []string {
 	args := []string{
 		RunCommand,
 		"--service=" + c.Service,
-		"--app-id=" + c.AppID,
-		"--ui-port=" + strconv.Itoa(c.UIPort),
-		"--max-retries=" + strconv.Itoa(c.MaxRetries),
-		"--tls=" + strconv.FormatBool(c.TLS),
 	}
+	// Without an id at build time (GuardLabel set) the function passes it as $SPARKUI_APP_ID
+	// (EnvAppID) from the downward API; an --app-id on the command line would win over it.
+	if c.AppID != "" {
+		args = append(args, "--app-id="+c.AppID)
+	}
+	args = append(args,
+		"--ui-port="+strconv.Itoa(c.UIPort),
+		"--max-retries="+strconv.Itoa(c.MaxRetries),
+		"--tls="+strconv.FormatBool(c.TLS),
+	)
 	if c.TLS {
 		args = append(args, "--ssl-ui-port="+strconv.Itoa(c.SSLPort))
 	}
@@ -124,6 +204,15 @@ func (c Config) Args() []string {
 	}
 	if c.AuthHeaderFile != "" {
 		args = append(args, "--auth-header-file="+c.AuthHeaderFile)
+	}
+	if c.GuardLabel != "" {
+		args = append(args, "--guard-label="+c.GuardLabel)
+	}
+	if c.PodSelector != "" {
+		args = append(args, "--selector="+c.PodSelector)
+	}
+	if c.NoOwnerReference {
+		args = append(args, "--owner-reference=false")
 	}
 	return args
 }

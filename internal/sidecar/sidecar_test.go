@@ -39,6 +39,8 @@ func TestConfigArgsRoundTrip(t *testing.T) {
 		{Service: "a-ui-svc", AppID: "spark-1", UIPort: 4040, MaxRetries: 3, TLS: true, SSLPort: 4440},
 		{Service: "a-ui-svc", AppID: "spark-1", UIPort: 4040, MaxRetries: 16, SkipPorts: "7078,7079",
 			UIFilters: "org.apache.spark.ui.JWSFilter", AuthBearerFile: "/var/run/sparkui/token", AuthHeaderFile: "/var/run/sparkui/header"},
+		{Service: "nightly-sparkui-ui-svc", UIPort: 4040, MaxRetries: 16, GuardLabel: "sparkui.dev/application=nightly",
+			PodSelector: "spark-app-selector=$(SPARKUI_APP_ID),spark-role=driver", NoOwnerReference: true},
 	} {
 		got, err := ParseArgs(c.Args())
 		if err != nil || got != c {
@@ -106,5 +108,32 @@ func TestParsePorts(t *testing.T) {
 	}
 	if got, err := ParsePorts(""); err != nil || got != nil {
 		t.Errorf("ParsePorts(\"\") = %v, %v", got, err)
+	}
+}
+
+// TestConfigArgsSharedService: the arguments of a runtime sharing one Service between runs,
+// exactly; and those of a spark-submit Pod unchanged (no new flag when the new fields are empty).
+func TestConfigArgsSharedService(t *testing.T) {
+	shared := Config{Service: "nightly-sparkui-ui-svc", UIPort: 4040, MaxRetries: 16, GuardLabel: "sparkui.dev/application=nightly",
+		PodSelector: "spark-app-selector=$(SPARKUI_APP_ID),spark-role=driver", NoOwnerReference: true}
+	want := []string{"run", "--service=nightly-sparkui-ui-svc", "--ui-port=4040", "--max-retries=16", "--tls=false", "--host-network=false",
+		"--guard-label=sparkui.dev/application=nightly", "--selector=spark-app-selector=$(SPARKUI_APP_ID),spark-role=driver", "--owner-reference=false"}
+	if got := shared.Args(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Args() = %q, want %q", got, want)
+	}
+	old := Config{Service: "a-ui-svc", AppID: "spark-1", UIPort: 0, MaxRetries: 16}
+	want = []string{"run", "--service=a-ui-svc", "--app-id=spark-1", "--ui-port=0", "--max-retries=16", "--tls=false", "--host-network=false"}
+	if got := old.Args(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Args() = %q, want %q", got, want)
+	}
+	// --owner-reference alone, =true and =false.
+	for args, want := range map[string]bool{"--owner-reference": false, "--owner-reference=true": false, "--owner-reference=false": true} {
+		c, err := ParseArgs([]string{"run", args})
+		if err != nil || c.NoOwnerReference != want {
+			t.Errorf("ParseArgs(%q): NoOwnerReference %v, %v; want %v", args, c.NoOwnerReference, err, want)
+		}
+	}
+	if _, err := ParseArgs([]string{"run", "--owner-reference=maybe"}); err == nil {
+		t.Error("no error for --owner-reference=maybe")
 	}
 }
