@@ -4,6 +4,7 @@ import (
 	"flag"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -135,5 +136,39 @@ func TestConfigArgsSharedService(t *testing.T) {
 	}
 	if _, err := ParseArgs([]string{"run", "--owner-reference=maybe"}); err == nil {
 		t.Error("no error for --owner-reference=maybe")
+	}
+}
+
+func TestParseSelector(t *testing.T) {
+	got, err := ParseSelector("spark-app-selector=spark-5e1f, spark-role = driver,sparkui.dev/application=nightly")
+	want := map[string]string{"spark-app-selector": "spark-5e1f", "spark-role": "driver", "sparkui.dev/application": "nightly"}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseSelector = %v, %v; want %v", got, err, want)
+	}
+	for in, why := range map[string]string{
+		"spark-app-selector=$(SPARKUI_APP_ID),spark-role=driver": "unexpanded reference $(SPARKUI_APP_ID)",
+		"batch.kubernetes.io/controller-uid=$(UID)":              "unexpanded reference $(UID)",
+		"spark-app-selector=,spark-role=driver":                  "empty key or value",
+		"=x":                                                     "empty key or value",
+		"":                                                       "empty selector",
+		"spark-role":                                             "not key=value",
+		"spark-role=driver,spark-role=executor":                  "given twice",
+		"spark-role=not valid":                                   "value \"not valid\"",
+		"bad key=x":                                              "key \"bad key\"",
+	} {
+		if _, err := ParseSelector(in); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("ParseSelector(%q): %v, want an error saying %q", in, err, why)
+		}
+	}
+}
+
+func TestParseLabel(t *testing.T) {
+	if k, v, err := ParseLabel("sparkui.dev/application=nightly"); k != "sparkui.dev/application" || v != "nightly" || err != nil {
+		t.Errorf("ParseLabel = %q, %q, %v", k, v, err)
+	}
+	for _, in := range []string{"sparkui.dev/application", "sparkui.dev/application=", "=x", "a=$(X)", "a=b=c"} {
+		if _, _, err := ParseLabel(in); err == nil {
+			t.Errorf("ParseLabel(%q): no error", in)
+		}
 	}
 }
