@@ -29,12 +29,38 @@ import (
 // binary is sparkui-runtime built as `make build` builds it.
 var binary string
 
+// The tests share one control plane whose audit log records every request on Services.
+var (
+	clusterOpts testcluster.Options
+	auditLog    string
+)
+
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  resources:
+  - group: ""
+    resources: ["services"]
+- level: None
+`
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "sparkui-runtime-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	auditLog = filepath.Join(dir, "audit.log")
+	clusterOpts = testcluster.Options{APIServerArgs: map[string][]string{
+		"audit-policy-file": {policy}, "audit-log-path": {auditLog}, "audit-log-mode": {"blocking"},
+	}}
 	binary = filepath.Join(dir, "sparkui-runtime")
 	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", binary, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -172,7 +198,7 @@ func procStat(t *testing.T, pid int) (cpu time.Duration, rss int64) {
 // emits, $KUBECONFIG for a ServiceAccount under the function's Role, then the preStop hook
 // from the installed copy, and SIGTERM. It measures RSS and idle CPU while bound.
 func TestBinary(t *testing.T) {
-	c := testcluster.Shared(t, testcluster.Options{})
+	c := testcluster.Shared(t, clusterOpts)
 	ns := c.UniqueNamespace(t)
 	appID, svc := "spark-"+ns, "wordcount-ui-svc"
 	pod := setup(t, c, ns, appID, svc)
