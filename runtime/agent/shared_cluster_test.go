@@ -247,3 +247,83 @@ func TestSharedServiceOfAnotherApp(t *testing.T) {
 		t.Errorf("the other application's Service was withdrawn: %v", svc.Spec.Selector)
 	}
 }
+
+// TestSharedServiceJobRuns: the runs of a CronJob whose pod template is a client-mode driver.
+// The Pods carry no spark-app-selector, so $SPARKUI_APP_ID is defined but empty (the downward
+// API gives "" for a missing label) and the runtime matches no id; the run's selector is the
+// Job's batch.kubernetes.io/controller-uid (unique per run, set by the Job controller), from
+// $(SPARKUI_CONTROLLER_UID). Under hostNetwork each run proves its UI by the driver Pod's name
+// in /environment, and never binds the other run's UI. Run 2 takes the Service over; run 1's
+// UI goes away (its driver ended) and its withdrawal leaves run 2 routed.
+func TestSharedServiceJobRuns(t *testing.T) {
+	t.Parallel()
+	base := newSharedService(t, sharedApp)
+	const uidKey = "batch.kubernetes.io/controller-uid"
+	args := sidecar.Config{Service: sharedService, UIPort: 0, MaxRetries: 16, HostNetwork: true,
+		GuardLabel:       labelApp + "=" + sharedApp,
+		PodSelector:      uidKey + "=$(SPARKUI_CONTROLLER_UID)," + labelApp + "=" + sharedApp + "," + names.LabelSparkRole + "=" + names.RoleDriver,
+		NoOwnerReference: true,
+	}.Args()
+	type jobRun struct {
+		run  *sharedRun
+		r    *running
+		want map[string]string
+	}
+	startRun := func(n int) jobRun {
+		r := *base
+		r.appID = "" // what $SPARKUI_APP_ID reads on a Pod without spark-app-selector
+		r.podIP = nextIP()
+		jobUID := fmt.Sprintf("5f0c%04d-0000-4000-8000-%s", n, strings.Repeat("0", 12))
+		labels := map[string]string{uidKey: jobUID, "batch.kubernetes.io/job-name": fmt.Sprintf("nightly-2946%04d", n),
+			labelApp: sharedApp, names.LabelSparkRole: names.RoleDriver}
+		r.pod = r.addPodLabels(t, fmt.Sprintf("nightly-2946%04d-x7k2p", n), r.podIP, labels)
+		// Client mode: Spark's id is spark-application-<millis>; the pod name property is set
+		// (spark.kubernetes.driver.pod.name, which the driver needs in client mode on Kubernetes).
+		ui := startUI(t, fakespark.Options{AppID: fmt.Sprintf("spark-application-176722560000%d", n), PodName: r.pod.Name, Namespace: r.ns, State: fakespark.Ready})
+		env := map[string]string{sidecar.EnvAppID: "", "SPARKUI_CONTROLLER_UID": jobUID}
+		c, err := sidecar.ParseArgs(kubeletExpand(args, env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.AppID = env[sidecar.EnvAppID]
+		cfg := r.config(t)
+		cfg.Config = c
+		run := &sharedRun{app: &r, ui: ui}
+		return jobRun{run: run, r: start(t, run.app, cfg), want: map[string]string{uidKey: jobUID, labelApp: sharedApp, names.LabelSparkRole: names.RoleDriver}}
+	}
+	checkBound := func(j jobRun) {
+		t.Helper()
+		svc := base.service_(t)
+		if fmt.Sprint(svc.Spec.Selector) != fmt.Sprint(j.want) || svc.Spec.Ports[0].TargetPort.IntValue() != j.run.ui.Port ||
+			svc.Labels[sidecar.LabelBoundPod] != string(j.run.pod.UID) || len(svc.OwnerReferences) != 0 {
+			t.Errorf("Service %v %v %v, want selector %v, targetPort %d, bound-pod %s, no owner",
+				svc.Labels, svc.Spec.Selector, svc.OwnerReferences, j.want, j.run.ui.Port, j.run.pod.UID)
+		}
+	}
+
+	j1 := startRun(1)
+	j1.r.waitBound(t, j1.run.ui.Port)
+	checkBound(j1)
+	base.waitSliceIP(t, j1.run.podIP, j1.run.ui.Port)
+
+	j2 := startRun(2)
+	j2.r.waitBound(t, j2.run.ui.Port)
+	checkBound(j2)
+	base.waitSliceIP(t, j2.run.podIP, j2.run.ui.Port)
+	// Neither run ever bound the other's UI (each saw it: hostNetwork, random port).
+	for _, j := range []jobRun{j1, j2} {
+		if logs := j.r.logs.String(); strings.Count(logs, `msg="UI Service bound"`) != 1 {
+			t.Errorf("run %s bound more than once:\n%s", j.run.pod.Name, logs)
+		}
+	}
+
+	j1.run.ui.Close() // run 1's driver ends
+	j1.r.waitWithdrawn(t)
+	if !strings.Contains(j1.r.logs.String(), "this Pod does not hold the binding") {
+		t.Errorf("run 1 does not say it left the Service alone:\n%s", j1.r.logs.String())
+	}
+	checkBound(j2)
+	time.Sleep(time.Second)
+	base.waitSliceIP(t, j2.run.podIP, j2.run.ui.Port)
+	base.waitAudit(t, map[string]int{"patch": 3, "patch 200": 2, "patch 422": 1, "get": 0})
+}
