@@ -53,6 +53,10 @@ const (
 	// (every live UI in the Pod's network namespace is this Pod's) or, under hostNetwork, on the
 	// UI's spark.kubernetes.driver.pod.name being POD_NAME (design §5.1).
 	EnvAppID = "SPARKUI_APP_ID"
+	// AppIDFieldPath is the downward-API fieldRef.fieldPath of EnvAppID: the driver Pod's
+	// spark-app-selector label (Spark's KubernetesDriverConf labels the driver Pod with it;
+	// kubeflow's value is random per run, Apache's is <name>-<attempt>).
+	AppIDFieldPath = "metadata.labels['" + names.LabelAppSelector + "']"
 
 	// LabelBoundPod is the Service label the bind sets to this Pod's UID when NoOwnerReference
 	// is set: the proof, tested by the withdrawal and the URI publication, that the Service is

@@ -172,3 +172,9 @@ func TestParseLabel(t *testing.T) {
 		}
 	}
 }
+
+func TestAppIDFieldPath(t *testing.T) {
+	if AppIDFieldPath != "metadata.labels['spark-app-selector']" {
+		t.Errorf("AppIDFieldPath = %q", AppIDFieldPath)
+	}
+}
