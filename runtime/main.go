@@ -2,6 +2,8 @@
 // Pod and binds the UI Service to the port the UI really bound.
 //
 //	sparkui-runtime run --service=… --app-id=… [--ui-port=…] …   (the sidecar)
+//	sparkui-runtime run --service=… --guard-label=… --selector=… --owner-reference=false …
+//	                                                               (the sidecar, Service shared by runs)
 //	sparkui-runtime withdraw [--socket=…] [--timeout=10s]          (the driver's preStop hook)
 //	sparkui-runtime wait-uri --namespace=N --service=S [--timeout=5m]  (clients: print the external URI)
 //	sparkui-runtime --version
@@ -84,6 +86,8 @@ func usage(w io.Writer) {
 	fmt.Fprintf(w, `sparkui-runtime %s: binds a Spark driver's UI Service to the port its UI really bound.
 
   sparkui-runtime run --service=NAME --app-id=ID [flags]   run as the driver Pod's sidecar
+  sparkui-runtime run --service=NAME --guard-label=K=V --selector=K=V,… --owner-reference=false [flags]
+                                                          the same, for a Service shared by successive runs
   sparkui-runtime withdraw [--socket=PATH] [--timeout=D]   ask the sidecar to withdraw (preStop hook)
   sparkui-runtime wait-uri --namespace=N --service=S [--timeout=D] [--kubeconfig=F]
                                                           wait for the UI's external URI and print it

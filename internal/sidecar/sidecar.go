@@ -134,7 +134,7 @@ type Config struct {
 // Flags registers c's fields on fs under their argument names.
 func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Service, "service", c.Service, "name of the UI Service to bind")
-	fs.StringVar(&c.AppID, "app-id", c.AppID, "Spark application id (the Service's spark-app-selector label)")
+	fs.StringVar(&c.AppID, "app-id", c.AppID, "Spark application id (the Service's spark-app-selector label); may be empty with --guard-label (then usually from $SPARKUI_APP_ID)")
 	fs.IntVar(&c.UIPort, "ui-port", c.UIPort, "spark.ui.port (0 = random)")
 	fs.IntVar(&c.MaxRetries, "max-retries", c.MaxRetries, "spark.port.maxRetries")
 	fs.BoolVar(&c.TLS, "tls", c.TLS, "the UI serves HTTPS (spark.ssl.ui.enabled)")
