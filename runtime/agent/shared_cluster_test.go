@@ -90,7 +90,7 @@ func newRun(t *testing.T, base *app, n int) (*sharedRun, agent.Config) {
 
 // newSharedService creates the shared UI Service, labelled application=owner, with the
 // function's Role and RoleBinding (get and patch on that Service only).
-func newSharedService(t *testing.T, owner string) *app {
+func newSharedService(t *testing.T, owner string, typ ...corev1.ServiceType) *app {
 	t.Helper()
 	c := shared(t)
 	ns := c.UniqueNamespace(t)
@@ -104,6 +104,9 @@ func newSharedService(t *testing.T, owner string) *app {
 			names.LabelManagedBy: names.ManagedByValue, labelApp: owner,
 		}},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: names.UIPortName, Protocol: corev1.ProtocolTCP, Port: 4040}}},
+	}
+	if len(typ) > 0 {
+		svc.Spec.Type = typ[0]
 	}
 	if _, err := c.Client.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -326,4 +329,54 @@ func TestSharedServiceJobRuns(t *testing.T) {
 	time.Sleep(time.Second)
 	base.waitSliceIP(t, j2.run.podIP, j2.run.ui.Port)
 	base.waitAudit(t, map[string]int{"patch": 3, "patch 200": 2, "patch 422": 1, "get": 0})
+}
+
+// TestSharedServiceNodePortURI: the external URI of a shared NodePort Service follows the run
+// that holds it. Each run publishes its own node's address (the publication is guarded by the
+// bound-pod label and the run's selector); run 1's withdrawal, after run 2 took over, is
+// refused (with the URI removal, then plain: two 422s, no read) and leaves run 2's URI; run
+// 2's withdrawal removes it.
+func TestSharedServiceNodePortURI(t *testing.T) {
+	t.Parallel()
+	base := newSharedService(t, sharedApp, corev1.ServiceTypeNodePort)
+	nodePort := base.service_(t).Spec.Ports[0].NodePort
+	startURIRun := func(n int, host string) (*sharedRun, *running) {
+		run, cfg := newRun(t, base, n)
+		cfg.ExternalURI = string(sidecar.ExternalURINodePort)
+		cfg.Getenv = func(k string) string {
+			if k == sidecar.EnvHostIP {
+				return host
+			}
+			return ""
+		}
+		return run, start(t, run.app, cfg)
+	}
+	run1, r1 := startURIRun(1, "192.0.2.11")
+	want1 := fmt.Sprintf("http://192.0.2.11:%d", nodePort)
+	r1.waitURI(t, want1)
+	if got, _ := base.resolved(t); got != want1 {
+		t.Fatalf("annotation %q, want %q", got, want1)
+	}
+	run1.checkSharedBound(t)
+
+	run2, r2 := startURIRun(2, "192.0.2.12")
+	want2 := fmt.Sprintf("http://192.0.2.12:%d", nodePort)
+	r2.waitURI(t, want2)
+	run2.checkSharedBound(t)
+
+	if err := r1.stop(t); err != nil {
+		t.Fatalf("run 1 after SIGTERM: %v", err)
+	}
+	if got, _ := base.resolved(t); got != want2 {
+		t.Errorf("after run 1's withdrawal the annotation is %q, want run 2's %q", got, want2)
+	}
+	run2.checkSharedBound(t)
+
+	if err := r2.stop(t); err != nil {
+		t.Fatalf("run 2 after SIGTERM: %v", err)
+	}
+	if got, ok := base.resolved(t); ok {
+		t.Errorf("annotation %q left after run 2's withdrawal", got)
+	}
+	base.waitAudit(t, map[string]int{"patch": 7, "patch 200": 5, "patch 422": 2, "get": 0})
 }
