@@ -2,6 +2,8 @@
 // Pod and binds the UI Service to the port the UI really bound.
 //
 //	sparkui-runtime run --service=… --app-id=… [--ui-port=…] …   (the sidecar)
+//	sparkui-runtime run --service=… --guard-label=… --selector=… --owner-reference=false …
+//	                                                               (the sidecar, Service shared by runs)
 //	sparkui-runtime withdraw [--socket=…] [--timeout=10s]          (the driver's preStop hook)
 //	sparkui-runtime wait-uri --namespace=N --service=S [--timeout=5m]  (clients: print the external URI)
 //	sparkui-runtime --version
@@ -39,9 +41,10 @@ import (
 
 // Exit codes.
 const (
+	// run exits 0 whatever happened (after SIGTERM), or with Go's 2 on a panic: see idle.
 	exitOK          = 0
-	exitFailed      = 1 // withdraw: not acknowledged in time; run: shutdown withdrawal failed
-	exitUsage       = 2
+	exitFailed      = 1 // withdraw: not acknowledged in time; wait-uri: failed
+	exitUsage       = 2 // unknown command; withdraw and wait-uri: bad arguments
 	exitUnreachable = 3 // withdraw: no runtime listens on the socket
 	exitWithdrawn   = 4 // wait-uri: the UI Service is withdrawn
 	exitDeleted     = 5 // wait-uri: the UI Service was deleted
@@ -83,6 +86,8 @@ func usage(w io.Writer) {
 	fmt.Fprintf(w, `sparkui-runtime %s: binds a Spark driver's UI Service to the port its UI really bound.
 
   sparkui-runtime run --service=NAME --app-id=ID [flags]   run as the driver Pod's sidecar
+  sparkui-runtime run --service=NAME --guard-label=K=V --selector=K=V,… --owner-reference=false [flags]
+                                                          the same, for a Service shared by successive runs
   sparkui-runtime withdraw [--socket=PATH] [--timeout=D]   ask the sidecar to withdraw (preStop hook)
   sparkui-runtime wait-uri --namespace=N --service=S [--timeout=D] [--kubeconfig=F]
                                                           wait for the UI's external URI and print it
@@ -98,7 +103,6 @@ type runFlags struct {
 	logLevel        string
 	kubeconfig      string
 	install         string
-	selector        string
 	shutdownTimeout time.Duration
 	version         bool
 }
@@ -113,7 +117,6 @@ func newRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.DurationVar(&c.ServiceWait, "service-wait", 2*time.Minute, "how long a missing UI Service (404) is retried before it is reported as fatal (retries go on, slower)")
 	fs.DurationVar(&c.WaitLog, "wait-log-interval", 30*time.Second, "how often \"still waiting\" and repeated failures are logged")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long to wait for the withdrawal's acknowledgement")
-	fs.StringVar(&f.selector, "selector", "", "selector that picks the driver Pod when bound, k=v[,k=v] (default spark-app-selector=<app-id>,spark-role=driver)")
 	fs.StringVar(&c.Socket, "socket", sidecar.SocketPath, "unix socket for withdrawal requests (\"\" = none)")
 	fs.StringVar(&f.install, "install", sidecar.BinaryPath, "copy this binary there for the preStop hook (\"\" = don't)")
 	fs.StringVar(&c.StateFile, "state-file", sidecar.StatePath, "remembers the bound port across container restarts (\"\" = none)")
@@ -146,21 +149,6 @@ func envDefaults(fs *flag.FlagSet) error {
 	return errors.Join(errs...)
 }
 
-func parseSelector(s string) (map[string]string, error) {
-	if s == "" {
-		return nil, nil
-	}
-	out := map[string]string{}
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--selector: %q is not key=value", kv)
-		}
-		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	}
-	return out, nil
-}
-
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
@@ -180,46 +168,42 @@ func run(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sparkui-runtime run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := newRunFlags(fs)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	// Every configuration error below waits for SIGTERM and then exits 0 (see idle): the
+	// sidecar must not exit while the driver runs, and never with a code > 0.
+	fallback := slog.New(slog.NewTextHandler(stderr, nil))
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
-		return exitUsage
+		return idle(ctx, fallback, f.cfg.TerminationLog, "invalid arguments: "+err.Error())
 	}
 	if f.version {
 		fmt.Println("sparkui-runtime", version.Version)
 		return exitOK
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sparkui-runtime run: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+		return idle(ctx, fallback, f.cfg.TerminationLog, fmt.Sprintf("invalid arguments: unexpected argument %q", fs.Arg(0)))
 	}
 	if err := envDefaults(fs); err != nil {
-		fmt.Fprintf(stderr, "sparkui-runtime run: %v\n", err)
-		return exitUsage
+		return idle(ctx, fallback, f.cfg.TerminationLog, "invalid environment: "+err.Error())
 	}
 	log, err := newLogger(stderr, f.logFormat, f.logLevel)
 	if err != nil {
-		fmt.Fprintf(stderr, "sparkui-runtime run: %v\n", err)
-		return exitUsage
+		return idle(ctx, fallback, f.cfg.TerminationLog, "invalid arguments: "+err.Error())
 	}
 	cfg := f.cfg
 	cfg.PodName = os.Getenv(sidecar.EnvPodName)
 	cfg.PodNamespace = os.Getenv(sidecar.EnvPodNamespace)
 	cfg.PodUID = os.Getenv(sidecar.EnvPodUID)
 	cfg.Getenv = os.Getenv
-	if cfg.Selector, err = parseSelector(f.selector); err != nil {
-		fmt.Fprintf(stderr, "sparkui-runtime run: %v\n", err)
-		return exitUsage
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
 
 	if err := cfg.Validate(); err != nil {
-		// A sidecar that exits is restarted over and over: say why once, then wait.
 		return idle(ctx, log, cfg.TerminationLog, "invalid configuration: "+err.Error())
 	}
 	log.Info("sparkui-runtime starting", "version", version.Version, "service", cfg.PodNamespace+"/"+cfg.Service, "app_id", cfg.AppID,
+		"guard_label", cfg.GuardLabel, "selector", cfg.PodSelector, "owner_reference", !cfg.NoOwnerReference,
 		"pod", cfg.PodName, "ui_port", cfg.UIPort, "max_retries", cfg.MaxRetries, "tls", cfg.TLS, "ssl_ui_port", cfg.SSLPort,
 		"host_network", cfg.HostNetwork, "external_uri", cfg.ExternalURI, "poll", cfg.Poll, "skip_ports", cfg.SkipPorts,
 		"ui_filters", cfg.UIFilters, "auth_bearer_file", cfg.AuthBearerFile, "auth_header_file", cfg.AuthHeaderFile)
@@ -240,22 +224,31 @@ func run(args []string, stderr io.Writer) int {
 		return idle(ctx, log, cfg.TerminationLog, err.Error())
 	}
 	if err := a.Run(ctx, f.shutdownTimeout); err != nil {
-		log.Error("stopped without the withdrawal's acknowledgement", "err", err)
-		return exitFailed
+		// The Pod is ending (SIGTERM comes after the driver exited, or on Pod deletion): the
+		// endpoint controllers drop its address anyway. An exit code > 0 would only make the
+		// Apache operator mark a successful application Failed (BaseAppDriverObserver:
+		// any init container, native sidecars included, terminated with exit code > 0). The
+		// reason is in the log and the termination log (Run wrote it).
+		log.Error("stopped without the withdrawal's acknowledgement; exiting 0 all the same (the Pod is ending)", "err", err)
+		return exitOK
 	}
 	log.Info("stopped")
 	return exitOK
 }
 
 // idle reports a reason the runtime cannot work and waits for SIGTERM: exiting would only get
-// the sidecar restarted in a loop.
+// the sidecar restarted in a loop. It then exits 0: nothing was bound, so nothing is left to
+// withdraw, and an exit code > 0 from a native sidecar marks an Apache-operator application
+// Failed (BaseAppDriverObserver.observeDriverTermination, isContainerFailed). The reason
+// stays in the termination log, which the kubelet reports whatever the exit code.
 func idle(ctx context.Context, log *slog.Logger, terminationLog, reason string) int {
 	log.Error("cannot run; waiting for SIGTERM", "reason", reason)
 	if terminationLog != "" {
 		_ = os.WriteFile(terminationLog, []byte(reason+"\n"), 0o644)
 	}
 	<-ctx.Done()
-	return exitFailed
+	log.Info("stopped (nothing was bound)", "reason", reason)
+	return exitOK
 }
 
 // restConfig: --kubeconfig, else $KUBECONFIG (like kubectl), else the in-cluster

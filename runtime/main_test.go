@@ -29,12 +29,38 @@ import (
 // binary is sparkui-runtime built as `make build` builds it.
 var binary string
 
+// The tests share one control plane whose audit log records every request on Services.
+var (
+	clusterOpts testcluster.Options
+	auditLog    string
+)
+
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  resources:
+  - group: ""
+    resources: ["services"]
+- level: None
+`
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "sparkui-runtime-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	auditLog = filepath.Join(dir, "audit.log")
+	clusterOpts = testcluster.Options{APIServerArgs: map[string][]string{
+		"audit-policy-file": {policy}, "audit-log-path": {auditLog}, "audit-log-mode": {"blocking"},
+	}}
 	binary = filepath.Join(dir, "sparkui-runtime")
 	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", binary, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -172,7 +198,7 @@ func procStat(t *testing.T, pid int) (cpu time.Duration, rss int64) {
 // emits, $KUBECONFIG for a ServiceAccount under the function's Role, then the preStop hook
 // from the installed copy, and SIGTERM. It measures RSS and idle CPU while bound.
 func TestBinary(t *testing.T) {
-	c := testcluster.Shared(t, testcluster.Options{})
+	c := testcluster.Shared(t, clusterOpts)
 	ns := c.UniqueNamespace(t)
 	appID, svc := "spark-"+ns, "wordcount-ui-svc"
 	pod := setup(t, c, ns, appID, svc)
@@ -334,57 +360,79 @@ func TestCommandLine(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(out), "sparkui-runtime ") {
 		t.Errorf("--version: %v %q", err, out)
 	}
-	for _, args := range [][]string{{}, {"nope"}, {"run", "--no-such-flag"}, {"run", "--log-format=xml", "--service=s"}, {"withdraw", "--timeout=0s"},
+	for _, args := range [][]string{{}, {"nope"}, {"withdraw", "--timeout=0s"},
 		{"wait-uri"}, {"wait-uri", "--service=s", "--timeout=0s"}, {"wait-uri", "--service=s", "extra"}} {
 		err := exec.Command(binary, args...).Run()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage {
 			t.Errorf("%q: %v, want exit %d", args, err, exitUsage)
 		}
 	}
-	// Settings missing from the Pod (no downward API env): it says why, writes the
-	// termination log, and waits for SIGTERM instead of exiting into a restart loop.
+	// run's configuration errors: it says why, writes the termination log, and waits for
+	// SIGTERM instead of exiting into a restart loop; then exits 0 (an exit code > 0 of a
+	// native sidecar marks an Apache-operator application Failed).
 	dir := t.TempDir()
 	termLog := filepath.Join(dir, "termination-log")
-	p := startProc(t, []string{"POD_NAME=", "POD_NAMESPACE=", "POD_UID="}, "run", "--service=s", "--app-id=a", "--socket=", "--install=", "--termination-log="+termLog)
-	time.Sleep(500 * time.Millisecond)
-	select {
-	case <-p.done:
-		t.Fatalf("exited on a configuration error: %s", p.out.String())
-	default:
-	}
-	if b, _ := os.ReadFile(termLog); !strings.Contains(string(b), "$POD_UID is required") {
-		t.Errorf("termination log %q", b)
-	}
-	if code := p.sigterm(t, 5*time.Second); code != exitFailed {
-		t.Errorf("exit code %d", code)
-	}
-	// --external-uri=nodePort without $HOST_IP: the same.
-	p = startProc(t, []string{"POD_NAME=p", "POD_NAMESPACE=n", "POD_UID=u", "HOST_IP="}, "run", "--service=s", "--app-id=a", "--external-uri=nodePort",
-		"--socket=", "--install=", "--termination-log="+termLog)
-	testcluster.WaitFor(t, 5*time.Second, "the termination log to name $HOST_IP", func() (bool, string) {
-		b, _ := os.ReadFile(termLog)
-		return strings.Contains(string(b), "--external-uri=nodePort needs $HOST_IP"), string(b)
-	})
-	if code := p.sigterm(t, 5*time.Second); code != exitFailed {
-		t.Errorf("exit code %d", code)
+	noPod := []string{"POD_NAME=", "POD_NAMESPACE=", "POD_UID="}
+	pod := []string{"POD_NAME=p", "POD_NAMESPACE=n", "POD_UID=u", "HOST_IP="}
+	for _, c := range []struct {
+		env  []string
+		args []string
+		want string // in the termination log
+	}{
+		{noPod, []string{"--service=s", "--app-id=a"}, "$POD_UID is required"},
+		{pod, []string{"--service=s", "--app-id=a", "--external-uri=nodePort"}, "--external-uri=nodePort needs $HOST_IP"},
+		// A flag of a newer function (version skew), a bad value, a bad environment variable.
+		{pod, []string{"--service=s", "--app-id=a", "--no-such-flag"}, "invalid arguments: flag provided but not defined: -no-such-flag"},
+		{pod, []string{"--service=s", "--app-id=a", "--log-format=xml"}, `invalid arguments: --log-format: "xml" is neither text nor json`},
+		{append(pod, "SPARKUI_MAX_RETRIES=many"), []string{"--service=s", "--app-id=a"}, "invalid environment: $SPARKUI_MAX_RETRIES"},
+		// The app id may be empty only with a guard label; then a selector is needed.
+		{pod, []string{"--service=s"}, "--app-id is required (unless --guard-label is given)"},
+		{pod, []string{"--service=s", "--guard-label=sparkui.dev/application=nightly"}, "no --selector and an empty --app-id ($SPARKUI_APP_ID)"},
+		{pod, []string{"--service=s", "--guard-label=sparkui.dev/application="}, "--guard-label: sparkui.dev/application= has an empty key or value"},
+	} {
+		// The termination log first: flags after a bad one are not parsed (in a Pod it is
+		// the default, /dev/termination-log).
+		args := append([]string{"run", "--termination-log=" + termLog, "--socket=", "--install="}, c.args...)
+		_ = os.Remove(termLog)
+		p := startProc(t, c.env, args...)
+		testcluster.WaitFor(t, 5*time.Second, fmt.Sprintf("%q: the termination log to say %q", c.args, c.want), func() (bool, string) {
+			b, _ := os.ReadFile(termLog)
+			return strings.Contains(string(b), c.want), string(b)
+		})
+		select {
+		case <-p.done:
+			t.Fatalf("%q: exited on a configuration error: %s", c.args, p.out.String())
+		default:
+		}
+		if code := p.sigterm(t, 5*time.Second); code != exitOK {
+			t.Errorf("%q: exit code %d after SIGTERM, want 0", c.args, code)
+		}
 	}
 }
 
 func TestEnvAndSelector(t *testing.T) {
-	sel, err := parseSelector("a=b, c = d")
-	if err != nil || len(sel) != 2 || sel["a"] != "b" || sel["c"] != "d" {
-		t.Errorf("%v %v", sel, err)
+	// The shared-Service settings from the environment: $SPARKUI_APP_ID is how the function
+	// passes the id (downward API), the others follow the same rule.
+	t.Setenv(sidecar.EnvAppID, "spark-5e1f")
+	t.Setenv("SPARKUI_OWNER_REFERENCE", "false")
+	t.Setenv("SPARKUI_GUARD_LABEL", "sparkui.dev/application=nightly")
+	t.Setenv("SPARKUI_SELECTOR", "spark-app-selector=spark-5e1f,spark-role=driver")
+	fs := newFlagSet()
+	f := newRunFlags(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := parseSelector("a"); err == nil {
-		t.Error("no error for a selector without =")
+	if err := envDefaults(fs); err != nil {
+		t.Fatal(err)
 	}
-	if sel, err := parseSelector(""); sel != nil || err != nil {
-		t.Error(sel, err)
+	if c := f.cfg.Config; c.AppID != "spark-5e1f" || !c.NoOwnerReference || c.GuardLabel != "sparkui.dev/application=nightly" ||
+		c.PodSelector != "spark-app-selector=spark-5e1f,spark-role=driver" {
+		t.Errorf("from the environment: %+v", c)
 	}
 	t.Setenv("SPARKUI_POLL_INTERVAL", "250ms")
 	t.Setenv("SPARKUI_SERVICE", "from-env")
-	fs := newFlagSet()
-	f := newRunFlags(fs)
+	fs = newFlagSet()
+	f = newRunFlags(fs)
 	if err := fs.Parse([]string{"--service=from-flag"}); err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func (w *waitURIProc) wait(t *testing.T, within time.Duration) (code int, stdout
 // ServiceAccount: get on the Service is all it needs) prints it; it fails on a timeout, on a
 // withdrawn UI, and when the Service is deleted.
 func TestWaitURI(t *testing.T) {
-	c := testcluster.Shared(t, testcluster.Options{})
+	c := testcluster.Shared(t, clusterOpts)
 	ns := c.UniqueNamespace(t)
 	appID, svc := "spark-"+ns, "wordcount-ui-svc"
 	pod := setup(t, c, ns, appID, svc)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/sparkui/sparkui/internal/names"
 )
 
@@ -51,6 +53,28 @@ const (
 	EnvPodUID       = "POD_UID"
 	// EnvHostIP is the node's address (downward API status.hostIP), for nodePort URIs.
 	EnvHostIP = "HOST_IP"
+
+	// EnvAppID is --app-id given through the environment (every flag of run reads
+	// SPARKUI_<FLAG> when not on the command line). For carriers whose application id is not
+	// known at build time the function sets it from the downward API,
+	// fieldRef metadata.labels['spark-app-selector'] (Spark labels its driver Pod with the id;
+	// for a workload's Pod the label is usually absent and the value is ""), and sets
+	// GuardLabel. An empty id matches no application: identity then rests on the Pod network
+	// (every live UI in the Pod's network namespace is this Pod's) or, under hostNetwork, on the
+	// UI's spark.kubernetes.driver.pod.name being POD_NAME (design §5.1).
+	EnvAppID = "SPARKUI_APP_ID"
+	// AppIDFieldPath is the downward-API fieldRef.fieldPath of EnvAppID: the driver Pod's
+	// spark-app-selector label (Spark's KubernetesDriverConf labels the driver Pod with it;
+	// kubeflow's value is random per run, Apache's is <name>-<attempt>).
+	AppIDFieldPath = "metadata.labels['" + names.LabelAppSelector + "']"
+
+	// LabelBoundPod is the Service label the bind sets to this Pod's UID when NoOwnerReference
+	// is set: the proof, tested by the withdrawal and the URI publication, that the Service is
+	// still bound by this Pod and not by a later one (the next run, a replacement Pod with the
+	// same labels and so the same selector). A label, not an annotation: a JSON Patch `add`
+	// needs the parent map to exist, and metadata.labels exists whenever the guard label
+	// does. The manifests never declare it, so a re-apply keeps it.
+	LabelBoundPod = "sparkui.dev/bound-pod"
 )
 
 // Config is what the runtime needs to know about its application.
@@ -84,12 +108,43 @@ type Config struct {
 	// send (any other filter's credential: a cookie, a basic-auth Authorization, an API key).
 	// Both files are read again when they change (Secret rotation).
 	AuthHeaderFile string
+
+	// The fields below let successive runs of one carrier (a ScheduledSparkApplication's or
+	// CronJob's runs, a workload's replacement Pods, an operator's retries) share one UI
+	// Service whose Spark application id is not known at build time. All empty/false: the
+	// spark-submit behaviour, and Args writes nothing for them.
+
+	// GuardLabel is KEY=VALUE, the Service label every patch of the runtime `test`s instead of
+	// spark-app-selector=<AppID> (bind, withdrawal, URI publication): for carriers other than
+	// a spark-submit Pod, sparkui.dev/application=<object name>. Key and value must be a valid
+	// label key and a non-empty label value. Empty: the guard is spark-app-selector=<AppID>.
+	GuardLabel string
+	// PodSelector is the selector the bind writes to select this run's driver Pod,
+	// "k=v[,k=v]" (flag --selector). Empty: spark-app-selector=<AppID>,spark-role=driver. The
+	// function may write $(VAR) references that the kubelet expands from the container's env
+	// (e.g. spark-app-selector=$(SPARKUI_APP_ID),spark-role=driver, with SPARKUI_APP_ID from
+	// the downward API). The kubelet leaves a reference to an undefined variable verbatim and
+	// expands a defined but empty one (a label the Pod lacks) to "": the runtime refuses a
+	// selector that still contains "$(", or whose keys or values are empty or not valid label
+	// keys/values, and never binds it (a term k= would select every Pod that lacks a value in
+	// the same way, e.g. other runs' Pods). It then reports the reason (log, termination log)
+	// and waits for SIGTERM without binding.
+	PodSelector string
+	// NoOwnerReference (flag --owner-reference=false) makes the bind leave the Service's
+	// ownerReferences alone: the Service belongs to the pipeline and outlives each run (with
+	// this Pod as owner, deleting a finished run's Pod, as CronJob and ScheduledSparkApplication
+	// history limits do, would have the garbage collector delete the shared Service before the
+	// next run binds it). The "this Pod holds the binding" guard of the withdrawal and the URI
+	// publication then tests the Service label LabelBoundPod = this Pod's UID, which the bind
+	// writes instead of the ownerReference. false: the bind makes this Pod the Service's owner
+	// and that ownerReference is the guard.
+	NoOwnerReference bool
 }
 
 // Flags registers c's fields on fs under their argument names.
 func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Service, "service", c.Service, "name of the UI Service to bind")
-	fs.StringVar(&c.AppID, "app-id", c.AppID, "Spark application id (the Service's spark-app-selector label)")
+	fs.StringVar(&c.AppID, "app-id", c.AppID, "Spark application id (the Service's spark-app-selector label); may be empty with --guard-label (then usually from $SPARKUI_APP_ID)")
 	fs.IntVar(&c.UIPort, "ui-port", c.UIPort, "spark.ui.port (0 = random)")
 	fs.IntVar(&c.MaxRetries, "max-retries", c.MaxRetries, "spark.port.maxRetries")
 	fs.BoolVar(&c.TLS, "tls", c.TLS, "the UI serves HTTPS (spark.ssl.ui.enabled)")
@@ -101,18 +156,49 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.UIFilters, "ui-filters", c.UIFilters, "spark.ui.filters (class names), named when the UI refuses the runtime's probes")
 	fs.StringVar(&c.AuthBearerFile, "auth-bearer-file", c.AuthBearerFile, "file holding a bearer token sent to the UI's REST API (Authorization: Bearer …); re-read when it changes")
 	fs.StringVar(&c.AuthHeaderFile, "auth-header-file", c.AuthHeaderFile, "file holding one header line \"Name: value\" sent to the UI's REST API; re-read when it changes")
+	fs.StringVar(&c.GuardLabel, "guard-label", c.GuardLabel, "KEY=VALUE: the Service label the runtime's patches test instead of spark-app-selector=<app-id> (then --app-id may be empty)")
+	fs.StringVar(&c.PodSelector, "selector", c.PodSelector, "selector that picks the driver Pod when bound, k=v[,k=v] (default spark-app-selector=<app-id>,spark-role=driver); refused if it holds an unexpanded $( or an empty key or value")
+	fs.Var((*ownerFlag)(&c.NoOwnerReference), "owner-reference", "the bind makes this Pod the Service's owner (false: the Service outlives the Pod; the bind writes the label "+LabelBoundPod+" instead)")
 }
+
+// ownerFlag is --owner-reference, the negation of Config.NoOwnerReference (whose zero value
+// is the default, so that existing Config literals keep today's behaviour).
+type ownerFlag bool
+
+func (o *ownerFlag) String() string {
+	if o == nil {
+		return "true"
+	}
+	return strconv.FormatBool(!bool(*o))
+}
+
+func (o *ownerFlag) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*o = ownerFlag(!v)
+	return nil
+}
+
+func (o *ownerFlag) IsBoolFlag() bool { return true }
 
 // Args is the container's args for `run` with c.
 func (c Config) Args() []string {
 	args := []string{
 		RunCommand,
 		"--service=" + c.Service,
-		"--app-id=" + c.AppID,
-		"--ui-port=" + strconv.Itoa(c.UIPort),
-		"--max-retries=" + strconv.Itoa(c.MaxRetries),
-		"--tls=" + strconv.FormatBool(c.TLS),
 	}
+	// Without an id at build time (GuardLabel set) the function passes it as $SPARKUI_APP_ID
+	// (EnvAppID) from the downward API; an --app-id on the command line would win over it.
+	if c.AppID != "" {
+		args = append(args, "--app-id="+c.AppID)
+	}
+	args = append(args,
+		"--ui-port="+strconv.Itoa(c.UIPort),
+		"--max-retries="+strconv.Itoa(c.MaxRetries),
+		"--tls="+strconv.FormatBool(c.TLS),
+	)
 	if c.TLS {
 		args = append(args, "--ssl-ui-port="+strconv.Itoa(c.SSLPort))
 	}
@@ -134,6 +220,15 @@ func (c Config) Args() []string {
 	}
 	if c.AuthHeaderFile != "" {
 		args = append(args, "--auth-header-file="+c.AuthHeaderFile)
+	}
+	if c.GuardLabel != "" {
+		args = append(args, "--guard-label="+c.GuardLabel)
+	}
+	if c.PodSelector != "" {
+		args = append(args, "--selector="+c.PodSelector)
+	}
+	if c.NoOwnerReference {
+		args = append(args, "--owner-reference=false")
 	}
 	return args
 }
@@ -288,3 +383,71 @@ func DefaultRole(service string) string {
 
 // IsWithdrawCommand reports whether a preStop exec command runs the runtime's withdrawal.
 func IsWithdrawCommand(cmd []string) bool { return len(cmd) > 0 && cmd[0] == BinaryPath }
+
+// ParseLabel reads a GuardLabel, KEY=VALUE: a valid label key and a non-empty, valid label
+// value (an empty one would test for a label with no value, which no sparkui Service has),
+// with no unexpanded $(VAR) reference.
+func ParseLabel(s string) (key, value string, err error) {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok {
+		return "", "", fmt.Errorf("%q is not KEY=VALUE", s)
+	}
+	if err := checkTerm(k, v); err != nil {
+		return "", "", err
+	}
+	return k, v, nil
+}
+
+// ParseSelector reads a PodSelector, "k=v[,k=v]" (blanks around keys and values ignored). It
+// refuses, so that the runtime never binds a selector that could select the wrong Pods or
+// none:
+//   - "$(" anywhere: a $(VAR) reference the kubelet left verbatim because VAR is not defined
+//     in the container's env (Kubernetes expands $(VAR) in args only for defined variables);
+//   - an empty key or value: a downward-API variable that is defined but empty (the Pod lacks
+//     the label it reads). A term k= would select Pods whose label k is empty, e.g. other runs
+//     in the same situation; sparkui never means that;
+//   - keys and values that are not valid label keys and values (the API server would refuse
+//     the bind with a 422 at every attempt);
+//   - a key given twice with different values;
+//   - an empty selector (it would select nothing; the default is given by leaving it unset).
+func ParseSelector(s string) (map[string]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("empty selector")
+	}
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q is not key=value", kv)
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if err := checkTerm(k, v); err != nil {
+			return nil, err
+		}
+		if old, dup := out[k]; dup && old != v {
+			return nil, fmt.Errorf("key %q given twice (%q and %q)", k, old, v)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func checkTerm(k, v string) error {
+	if i := strings.Index(k+"="+v, "$("); i >= 0 {
+		ref := (k + "=" + v)[i:]
+		if j := strings.IndexByte(ref, ')'); j >= 0 {
+			ref = ref[:j+1]
+		}
+		return fmt.Errorf("%s=%s holds the unexpanded reference %s: the variable is not defined in the container's env (the kubelet leaves $(VAR) as is then)", k, v, ref)
+	}
+	if k == "" || v == "" {
+		return fmt.Errorf("%s=%s has an empty key or value (a downward-API variable that is empty: the Pod lacks the label it reads)", k, v)
+	}
+	if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+		return fmt.Errorf("key %q: %s", k, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+		return fmt.Errorf("value %q of %s: %s", v, k, strings.Join(errs, "; "))
+	}
+	return nil
+}

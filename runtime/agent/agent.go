@@ -79,10 +79,14 @@ func New(cfg Config, restCfg *rest.Config, log *slog.Logger) (*Agent, error) {
 	log.Info("listening sockets read through "+table.Name(), "source", table.Name())
 	rc := rest.CopyConfig(restCfg)
 	rc.Timeout = cfg.RequestTimeout
-	client, err := binder.NewClient(rc, binder.Target{
+	target := binder.Target{
 		Namespace: cfg.PodNamespace, Service: cfg.Service, AppID: cfg.AppID, PortName: cfg.PortName(),
-		PodName: cfg.PodName, PodUID: cfg.PodUID, Selector: cfg.Selector, Role: cfg.Role,
-	})
+		PodName: cfg.PodName, PodUID: cfg.PodUID, Selector: cfg.Selector, Role: cfg.Role, NoOwner: cfg.NoOwnerReference,
+	}
+	if cfg.GuardLabel != "" {
+		target.GuardKey, target.GuardValue, _ = sidecar.ParseLabel(cfg.GuardLabel) // checked by Validate
+	}
+	client, err := binder.NewClient(rc, target)
 	if err != nil {
 		return nil, err
 	}

@@ -138,11 +138,17 @@ func newApp(t testing.TB, c *testcluster.Cluster, o appOpts) *app {
 // Ready (through the status subresource).
 func (a *app) addPod(t testing.TB, name, ip string) *corev1.Pod {
 	t.Helper()
+	return a.addPodLabels(t, name, ip, map[string]string{
+		names.LabelAppSelector: a.appID, names.LabelSparkRole: names.RoleDriver, "spark-app-name": "wordcount",
+	})
+}
+
+// addPodLabels is addPod with the Pod's labels given.
+func (a *app) addPodLabels(t testing.TB, name, ip string, labels map[string]string) *corev1.Pod {
+	t.Helper()
 	ctx := testcluster.Context(t, 30*time.Second)
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: a.ns, Labels: map[string]string{
-			names.LabelAppSelector: a.appID, names.LabelSparkRole: names.RoleDriver, "spark-app-name": "wordcount",
-		}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: a.ns, Labels: labels},
 		Spec: corev1.PodSpec{
 			NodeName:           a.ns + "-node",
 			ServiceAccountName: sa,

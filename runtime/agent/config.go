@@ -18,7 +18,9 @@ type Config struct {
 	sidecar.Config
 	PodName, PodNamespace, PodUID string
 
-	Selector map[string]string // default spark-app-selector=<app-id>, spark-role=driver
+	// Selector is the bind's selector; default --selector (sidecar.Config.PodSelector), else
+	// spark-app-selector=<app-id>, spark-role=driver.
+	Selector map[string]string
 
 	Poll           time.Duration // watch interval; default 100ms
 	ProbeTimeout   time.Duration // one REST API request; default 1s
@@ -74,8 +76,29 @@ func (c *Config) defaults() {
 		c.Role = sidecar.DefaultRole(c.Service)
 	}
 	if len(c.Selector) == 0 {
-		c.Selector = binder.DefaultSelector(c.AppID)
+		if c.PodSelector != "" {
+			c.Selector, _ = sidecar.ParseSelector(c.PodSelector) // checked by Validate
+		} else if c.AppID != "" {
+			c.Selector = binder.DefaultSelector(c.AppID)
+		}
 	}
+}
+
+// selector is the bind's selector as defaults sets it, and what is wrong with it.
+func (c *Config) selector() (map[string]string, error) {
+	switch {
+	case len(c.Selector) > 0:
+		var terms []string
+		for k, v := range c.Selector {
+			terms = append(terms, k+"="+v)
+		}
+		return sidecar.ParseSelector(strings.Join(terms, ","))
+	case c.PodSelector != "":
+		return sidecar.ParseSelector(c.PodSelector)
+	case c.AppID == "":
+		return nil, errors.New("no --selector and an empty --app-id ($" + sidecar.EnvAppID + "): nothing selects this run's driver Pod")
+	}
+	return binder.DefaultSelector(c.AppID), nil
 }
 
 // Validate reports a configuration the runtime cannot work with.
@@ -84,8 +107,21 @@ func (c *Config) Validate() error {
 	if c.Service == "" {
 		errs = append(errs, "--service is required")
 	}
-	if c.AppID == "" {
-		errs = append(errs, "--app-id is required")
+	// With a guard label the id may be empty ($SPARKUI_APP_ID from a label the Pod lacks):
+	// an empty id matches no application (sparkapi.Prober), identity rests on the network.
+	if c.AppID == "" && c.GuardLabel == "" {
+		errs = append(errs, "--app-id is required (unless --guard-label is given)")
+	}
+	if strings.Contains(c.AppID, "$(") {
+		errs = append(errs, "--app-id "+c.AppID+" holds an unexpanded $(VAR) reference: the variable is not defined in the container's env")
+	}
+	if c.GuardLabel != "" {
+		if _, _, err := sidecar.ParseLabel(c.GuardLabel); err != nil {
+			errs = append(errs, "--guard-label: "+err.Error())
+		}
+	}
+	if _, err := c.selector(); err != nil {
+		errs = append(errs, "--selector: "+err.Error()+"; not binding a selector that could select the wrong Pods or none")
 	}
 	for _, e := range [][2]string{{sidecar.EnvPodName, c.PodName}, {sidecar.EnvPodNamespace, c.PodNamespace}, {sidecar.EnvPodUID, c.PodUID}} {
 		if e[1] == "" {

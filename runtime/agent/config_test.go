@@ -56,3 +56,42 @@ func TestConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedServiceConfig: a run of a shared Service: the app id may be empty with a guard
+// label, the selector comes from --selector, and a selector the kubelet could not expand, or
+// expanded to an empty value, is refused.
+func TestSharedServiceConfig(t *testing.T) {
+	base := Config{Config: sidecar.Config{Service: "nightly-sparkui-ui-svc", UIPort: 4040, GuardLabel: "sparkui.dev/application=nightly",
+		PodSelector: "batch.kubernetes.io/controller-uid=0b5f,sparkui.dev/application=nightly,spark-role=driver", NoOwnerReference: true},
+		PodName: "p", PodNamespace: "ns", PodUID: "u"}
+	c := base
+	c.defaults()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"batch.kubernetes.io/controller-uid": "0b5f", "sparkui.dev/application": "nightly", "spark-role": "driver"}
+	if fmt.Sprint(c.Selector) != fmt.Sprint(want) {
+		t.Errorf("selector %v, want %v", c.Selector, want)
+	}
+	for sel, why := range map[string]string{
+		"spark-app-selector=$(SPARKUI_APP_ID),spark-role=driver": "unexpanded reference $(SPARKUI_APP_ID)",
+		"spark-app-selector=,spark-role=driver":                  "empty key or value",
+		"":                                                       "no --selector and an empty --app-id ($SPARKUI_APP_ID)",
+	} {
+		c := base
+		c.PodSelector = sel
+		c.defaults()
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), "not binding a selector") {
+			t.Errorf("selector %q: Validate() = %v, want it to say %q", sel, err, why)
+		}
+		if c.Selector != nil {
+			t.Errorf("selector %q: defaults set %v", sel, c.Selector)
+		}
+	}
+	c = base
+	c.AppID = "$(SPARKUI_APP_ID)"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "unexpanded") {
+		t.Errorf("app id %q: Validate() = %v", c.AppID, err)
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/runtime/externaluri"
 )
 
@@ -33,10 +34,17 @@ const FieldManager = "sparkui-runtime"
 type Target struct {
 	Namespace string
 	Service   string
-	AppID     string // the Service's spark-app-selector label must have this value
+	AppID     string // the Service's spark-app-selector label must have this value (unless GuardKey)
 	PortName  string // its first port's name: spark-ui, or https with TLS
 	PodName   string
 	PodUID    string
+	// GuardKey and GuardValue, when GuardKey is set, are the Service label every patch tests
+	// instead of spark-app-selector=AppID (sidecar.Config.GuardLabel): a Service shared by
+	// successive runs whose id is not known when it is built.
+	GuardKey, GuardValue string
+	// NoOwner: the bind writes the label sidecar.LabelBoundPod=PodUID instead of making the
+	// Pod the Service's owner, and that label is the holder guard (sidecar.Config.NoOwnerReference).
+	NoOwner bool
 	// Selector selects the driver Pod when bound.
 	Selector map[string]string
 	// Role is the Role that should grant get and patch, named in RBAC failure messages.
@@ -65,23 +73,42 @@ func escape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
+// Guard is the label that proves the Service is this application's: GuardKey=GuardValue when
+// set, else spark-app-selector=AppID.
+func (t Target) Guard() (key, value string) {
+	if t.GuardKey != "" {
+		return t.GuardKey, t.GuardValue
+	}
+	return names.LabelAppSelector, t.AppID
+}
+
 func (t Target) guards() []op {
+	k, v := t.Guard()
 	return []op{
-		{Op: "test", Path: "/metadata/labels/" + escape(names.LabelAppSelector), Value: t.AppID},
+		{Op: "test", Path: "/metadata/labels/" + escape(k), Value: v},
 		{Op: "test", Path: "/spec/ports/0/name", Value: t.PortName},
 	}
 }
 
+var boundPodPath = "/metadata/labels/" + escape(sidecar.LabelBoundPod)
+
 // BindPatch points the UI port at port, selects the driver Pod, and makes the Pod the
 // Service's owner (no blockOwnerDeletion: the runtime may not update Pods' finalizers, and
-// the Service needs no ordering) so the Service is collected with the Pod.
+// the Service needs no ordering) so the Service is collected with the Pod. With NoOwner it
+// labels the Service sparkui.dev/bound-pod=<Pod UID> instead: the Service outlives the Pod
+// (the next run binds it), and the label is what proves this Pod holds the binding.
 func (t Target) BindPatch(port int) []byte {
 	ops := append(t.guards(),
 		op{Op: "replace", Path: "/spec/ports/0/targetPort", Value: port},
 		// add replaces an existing member (RFC 6902 4.1): the selector may or may not exist.
 		op{Op: "add", Path: "/spec/selector", Value: t.Selector},
 	)
-	if t.PodUID != "" && t.PodName != "" {
+	if t.NoOwner {
+		if t.PodUID != "" {
+			// metadata.labels exists: the guard just tested a label in it.
+			ops = append(ops, op{Op: "add", Path: boundPodPath, Value: t.PodUID})
+		}
+	} else if t.PodUID != "" && t.PodName != "" {
 		ops = append(ops, op{Op: "add", Path: "/metadata/ownerReferences", Value: []metav1.OwnerReference{{
 			APIVersion: "v1", Kind: "Pod", Name: t.PodName, UID: types.UID(t.PodUID),
 		}}})
@@ -95,7 +122,20 @@ func (t Target) BindPatch(port int) []byte {
 // tell them apart (both Pods carry the same spark-app-selector), and an annotation would need
 // metadata.annotations to exist; ownerReferences is written whole by every bind and declared by
 // no manifest (issue 9 A), so a re-apply keeps it. Without a Pod UID there is no guard.
+//
+// With NoOwner there is no ownerReference: the guard is the label sparkui.dev/bound-pod, which
+// every bind sets to its Pod's UID. Testing the selector instead would not do: a replacement
+// Pod of a Deployment or StatefulSet carries the same labels (pod-template-hash,
+// statefulset.kubernetes.io/pod-name) as the Pod it replaces, so its bind writes the same
+// selector, and an Apache SparkApplication recreated under the same name starts again at
+// spark-app-selector=<name>-0 (SparkAppSubmissionWorker.generateSparkAppId).
 func (t Target) holderGuard() []op {
+	if t.NoOwner {
+		if t.PodUID == "" {
+			return nil
+		}
+		return []op{{Op: "test", Path: boundPodPath, Value: t.PodUID}}
+	}
 	if t.PodUID == "" || t.PodName == "" {
 		return nil
 	}
@@ -437,8 +477,9 @@ func isTestFailure(s metav1.Status) bool {
 // say whose it is.
 func (c *Client) describeOwner(ctx context.Context, action string) string {
 	t := c.t
+	gk, gv := t.Guard()
 	base := fmt.Sprintf("%s Service %s/%s: refused, the Service is not this application's UI Service "+
-		"(want label %s=%s and first port named %q)", action, t.Namespace, t.Service, names.LabelAppSelector, t.AppID, t.PortName)
+		"(want label %s=%s and first port named %q)", action, t.Namespace, t.Service, gk, gv, t.PortName)
 	raw, err := c.rc.Get().Namespace(t.Namespace).Resource("services").Name(t.Service).Do(ctx).Raw()
 	if err != nil {
 		return base + fmt.Sprintf("; reading it to say whose it is failed: %v", err)
@@ -458,10 +499,10 @@ func (c *Client) describeOwner(ctx context.Context, action string) string {
 		return base + "; its JSON could not be read: " + err.Error()
 	}
 	var found []string
-	if v, ok := svc.Metadata.Labels[names.LabelAppSelector]; ok {
-		found = append(found, fmt.Sprintf("it belongs to application %q (label %s=%s)", v, names.LabelAppSelector, v))
+	if v, ok := svc.Metadata.Labels[gk]; ok {
+		found = append(found, fmt.Sprintf("it belongs to application %q (label %s=%s)", v, gk, v))
 	} else {
-		found = append(found, "it has no "+names.LabelAppSelector+" label")
+		found = append(found, "it has no "+gk+" label")
 	}
 	if m := svc.Metadata.Labels[names.LabelManagedBy]; m != "" {
 		found = append(found, fmt.Sprintf("managed by %q", m))

@@ -106,6 +106,70 @@ func TestPublishPatch(t *testing.T) {
 	}
 }
 
+// shared is the target of one run of a ScheduledSparkApplication "nightly": the Service is
+// guarded by sparkui.dev/application, outlives the run (no ownerReference), and the run's
+// driver Pod is selected by its random spark-app-selector.
+var shared = Target{
+	Namespace: "analytics", Service: "nightly-sparkui-ui-svc", AppID: "spark-5e1f", PortName: "spark-ui",
+	GuardKey: "sparkui.dev/application", GuardValue: "nightly", NoOwner: true,
+	PodName: "nightly-1764460800000000000-driver", PodUID: "7c1f0e2a-0000-4000-8000-000000000002",
+	Selector: DefaultSelector("spark-5e1f"), Role: "nightly-sparkui-ui-svc-binder",
+}
+
+const sharedGuards = `[{"op":"test","path":"/metadata/labels/sparkui.dev~1application","value":"nightly"},` +
+	`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},`
+
+// TestSharedBindPatch: the guard label replaces spark-app-selector, and the bind labels the
+// Service with the Pod's UID instead of making the Pod its owner.
+func TestSharedBindPatch(t *testing.T) {
+	got := string(shared.BindPatch(4041))
+	want := sharedGuards +
+		`{"op":"replace","path":"/spec/ports/0/targetPort","value":4041},` +
+		`{"op":"add","path":"/spec/selector","value":{"spark-app-selector":"spark-5e1f","spark-role":"driver"}},` +
+		`{"op":"add","path":"/metadata/labels/sparkui.dev~1bound-pod","value":"7c1f0e2a-0000-4000-8000-000000000002"}]`
+	if got != want {
+		t.Errorf("bind patch\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestSharedWithdrawPatch: held means "the bound-pod label is this Pod's UID".
+func TestSharedWithdrawPatch(t *testing.T) {
+	held := `{"op":"test","path":"/metadata/labels/sparkui.dev~1bound-pod","value":"7c1f0e2a-0000-4000-8000-000000000002"},` +
+		`{"op":"add","path":"/spec/selector","value":{"sparkui.dev/withdrawn":"7c1f0e2a-0000-4000-8000-000000000002"}}`
+	if got, want := string(shared.WithdrawPatch(KeepURI)), sharedGuards+held+`]`; got != want {
+		t.Errorf("withdraw patch\n got %s\nwant %s", got, want)
+	}
+	if got, want := string(shared.WithdrawPatch(RemoveURI)), sharedGuards+held+
+		`,{"op":"remove","path":"/metadata/annotations/sparkui.dev~1resolved-external-uri","value":null}]`; got != want {
+		t.Errorf("withdraw patch (remove URI)\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestSharedPublishPatch(t *testing.T) {
+	want := sharedGuards +
+		`{"op":"test","path":"/metadata/labels/sparkui.dev~1bound-pod","value":"7c1f0e2a-0000-4000-8000-000000000002"},` +
+		`{"op":"test","path":"/spec/selector","value":{"spark-app-selector":"spark-5e1f","spark-role":"driver"}},` +
+		`{"op":"add","path":"/metadata/annotations/sparkui.dev~1resolved-external-uri","value":"http://192.0.2.1:30001"}]`
+	if got := string(shared.PublishPatch("http://192.0.2.1:30001", true)); got != want {
+		t.Errorf("publish patch\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestGuardLabelOnly: --guard-label without --owner-reference=false keeps the ownerReference
+// and its guard; only the label tested changes.
+func TestGuardLabelOnly(t *testing.T) {
+	tg := target
+	tg.GuardKey, tg.GuardValue = "sparkui.dev/application", "wordcount"
+	got := string(tg.WithdrawPatch(KeepURI))
+	want := `[{"op":"test","path":"/metadata/labels/sparkui.dev~1application","value":"wordcount"},` +
+		`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},` +
+		`{"op":"test","path":"/metadata/ownerReferences/0/uid","value":"7c1f0e2a-0000-4000-8000-000000000001"},` +
+		`{"op":"add","path":"/spec/selector","value":{"sparkui.dev/withdrawn":"7c1f0e2a-0000-4000-8000-000000000001"}}]`
+	if got != want {
+		t.Errorf("withdraw patch\n got %s\nwant %s", got, want)
+	}
+}
+
 func TestEscape(t *testing.T) {
 	if got := escape("a/b~c"); got != "a~1b~0c" {
 		t.Error(got)

@@ -216,16 +216,22 @@ func (p *Prober) Probe(ctx context.Context, hostport string) Result {
 	pod, hasPod := props[PodNameProperty]
 	ns, hasNS := props[NamespaceProperty]
 	res := Result{AppID: app.ID, Status: http.StatusOK}
+	// An empty id (a run whose id comes from a Pod label it lacks, $SPARKUI_APP_ID) matched
+	// nothing above: the Pod's name is the only proof left.
+	notUs := "application " + app.ID + " is not " + p.ID.AppID
+	if p.ID.AppID == "" {
+		notUs = "application " + app.ID + " (this Pod's application id is not known)"
+	}
 	switch {
 	case p.ID.PodName == "":
-		res.Verdict, res.Detail = Unproven, "application "+app.ID+" is not "+p.ID.AppID+" and this Pod's name is not known"
+		res.Verdict, res.Detail = Unproven, notUs+" and this Pod's name is not known"
 	case !hasPod:
-		res.Verdict, res.Detail = Unproven, "application "+app.ID+" is not "+p.ID.AppID+" and its environment has no "+PodNameProperty+
+		res.Verdict, res.Detail = Unproven, notUs+" and its environment has no "+PodNameProperty+
 			" (under hostNetwork set spark.app.id or "+PodNameProperty+" so the runtime can tell)"
 	case pod == Redacted || (hasNS && ns == Redacted):
 		// Utils.redact hides a value whose key or value matches spark.redaction.regex (a Pod
 		// or namespace named token-…): that proves nothing either way.
-		res.Verdict, res.Detail = Unproven, "application "+app.ID+" is not "+p.ID.AppID+" and its driver Pod's name is redacted by spark.redaction.regex: cannot tell"
+		res.Verdict, res.Detail = Unproven, notUs+" and its driver Pod's name is redacted by spark.redaction.regex: cannot tell"
 	case pod != p.ID.PodName || (hasNS && p.ID.Namespace != "" && ns != p.ID.Namespace):
 		res.Verdict, res.Detail = OtherApp, fmt.Sprintf("application %s runs in driver Pod %s/%s, not %s/%s", app.ID, ns, pod, p.ID.Namespace, p.ID.PodName)
 	default:

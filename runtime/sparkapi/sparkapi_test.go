@@ -94,6 +94,36 @@ func TestProbeIdentity(t *testing.T) {
 	}
 }
 
+// TestProbeUnknownID: a run whose id is not known (--app-id empty: a workload's Pod without
+// spark-app-selector) matches no id, not even an empty one a UI might list: on the Pod network
+// any live UI is this Pod's; under hostNetwork only spark.kubernetes.driver.pod.name proves it.
+func TestProbeUnknownID(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		opts      fakespark.Options
+		pod, host sparkapi.Verdict
+		detail    string
+	}{
+		{"UI lists an empty id, no pod name", fakespark.Options{AppID: "", State: fakespark.Ready}, sparkapi.Match, sparkapi.Unproven, "this Pod's application id is not known"},
+		{"another driver's UI", fakespark.Options{AppID: "spark-9999", PodName: "other-driver", Namespace: me.Namespace, State: fakespark.Ready}, sparkapi.Match, sparkapi.OtherApp, "analytics/other-driver"},
+		{"this Pod's UI by name", fakespark.Options{AppID: "spark-application-1767225600000", PodName: me.PodName, Namespace: me.Namespace, State: fakespark.Ready}, sparkapi.Match, sparkapi.Match, "this driver Pod"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := fake(t, tc.opts)
+			id := me
+			id.AppID = ""
+			if r := probeAs(t, sparkapi.NewProber(id, false, 2*time.Second), s.Addr); r.Verdict != tc.pod {
+				t.Errorf("Pod network: verdict %s (%s), want %s", r.Verdict, r.Detail, tc.pod)
+			}
+			id.HostNetwork = true
+			r := probeAs(t, sparkapi.NewProber(id, false, 2*time.Second), s.Addr)
+			if r.Verdict != tc.host || !strings.Contains(r.Detail, tc.detail) {
+				t.Errorf("hostNetwork: verdict %s (%s), want %s (%q)", r.Verdict, r.Detail, tc.host, tc.detail)
+			}
+		})
+	}
+}
+
 // TestProbeFilters: authentication filters refuse anonymous probes (never bound); the
 // configured credential is sent only after a refusal, and re-read when its file changes.
 func TestProbeFilters(t *testing.T) {
