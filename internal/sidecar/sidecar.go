@@ -41,6 +41,10 @@ const (
 	EnvPodUID       = "POD_UID"
 	// EnvHostIP is the node's address (downward API status.hostIP), for nodePort URIs.
 	EnvHostIP = "HOST_IP"
+	// EnvAppID carries the runtime's own Pod's app-id label value (downward API fieldRef
+	// metadata.labels['<Config.AppIDLabel>']) when --app-id-from-label is given. The kubelet
+	// resolves it when the container starts; a label the Pod lacks gives "".
+	EnvAppID = "SPARKUI_APP_ID"
 )
 
 // Config is what the runtime needs to know about its application.
@@ -74,6 +78,45 @@ type Config struct {
 	// send (any other filter's credential: a cookie, a basic-auth Authorization, an API key).
 	// Both files are read again when they change (Secret rotation).
 	AuthHeaderFile string
+
+	// AppIDLabel (--app-id-from-label=<label key>) is set instead of AppID for applications
+	// whose Spark app id is unknown at build time: operator resources (kubeflow's
+	// spark-app-selector is spark-<uuid>, random per run; Apache's is <name>-<attempt>, which
+	// changes with every attempt). The runtime then takes the app id from env EnvAppID, which
+	// the function fills from the Pod's own label of that key through the downward API
+	// (fieldRef metadata.labels['<key>']): Spark sets spark-app-selector when it creates the
+	// driver Pod, so the value is there when the sidecar starts. No RBAC on Pods is needed.
+	// The id read so serves exactly where AppID served: the identity proof under hostNetwork
+	// and the app-id term of the bind selector. An empty env (a Pod without the label) means
+	// the id is unknown: the runtime then proves identity as in driver-only mode (the
+	// environment's spark.kubernetes.driver.pod.name = POD_NAME, or, on the Pod network, the
+	// Pod's own sockets) and leaves the app-id term out of the selector.
+	// Added for issue 10; the runtime does not implement it yet.
+	AppIDLabel string
+	// GuardLabel (--guard-label=<key>=<value>) is the build-time identity of applications
+	// found in a carrier other than a spark-submit Pod: sparkui.dev/application=<object name>,
+	// which the function puts on the UI Service, Role, RoleBinding and the driver's pod
+	// template. When set, the runtime
+	//   - guards its bind and withdraw patches with a JSON Patch test of this label on the
+	//     Service (in place of the spark-app-selector=<app id> test), since the Service cannot
+	//     carry an app id known only at run time;
+	//   - binds the selector {<key>: <value>, spark-role: driver}, plus
+	//     {spark-app-selector: <app id>} when the app id is known (from --app-id or
+	//     --app-id-from-label): that selects exactly this run's driver Pod for kubeflow and
+	//     Apache (the id is per run / per attempt), and the workload's driver Pods otherwise
+	//     (rules SUI034/SUI035 report workloads that run two at once);
+	//   - keeps the withdrawal rules of design §5.4 (only while this Pod holds the binding),
+	//     which is what lets successive runs of one ScheduledSparkApplication or CronJob share
+	//     one Service.
+	// Empty (spark-submit Pods): the spark-app-selector guard and selector, as before.
+	// Added for issue 10; the runtime does not implement it yet.
+	GuardLabel string
+}
+
+// SplitGuardLabel splits a GuardLabel "key=value"; ok is false when it is not of that form.
+func SplitGuardLabel(s string) (key, value string, ok bool) {
+	key, value, ok = strings.Cut(s, "=")
+	return key, value, ok && key != ""
 }
 
 // Flags registers c's fields on fs under their argument names.
@@ -91,18 +134,29 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.UIFilters, "ui-filters", c.UIFilters, "spark.ui.filters (class names), named when the UI refuses the runtime's probes")
 	fs.StringVar(&c.AuthBearerFile, "auth-bearer-file", c.AuthBearerFile, "file holding a bearer token sent to the UI's REST API (Authorization: Bearer …); re-read when it changes")
 	fs.StringVar(&c.AuthHeaderFile, "auth-header-file", c.AuthHeaderFile, "file holding one header line \"Name: value\" sent to the UI's REST API; re-read when it changes")
+	fs.StringVar(&c.AppIDLabel, "app-id-from-label", c.AppIDLabel, "the app id is this label of the runtime's own Pod, passed in env "+EnvAppID+" by the downward API (instead of --app-id)")
+	fs.StringVar(&c.GuardLabel, "guard-label", c.GuardLabel, "key=value: the label the UI Service's guard tests and the bind selector carries (instead of spark-app-selector=<app id>)")
 }
 
 // Args is the container's args for `run` with c.
 func (c Config) Args() []string {
-	args := []string{
-		RunCommand,
-		"--service=" + c.Service,
-		"--app-id=" + c.AppID,
-		"--ui-port=" + strconv.Itoa(c.UIPort),
-		"--max-retries=" + strconv.Itoa(c.MaxRetries),
-		"--tls=" + strconv.FormatBool(c.TLS),
+	args := []string{RunCommand, "--service=" + c.Service}
+	// spark-submit Pods always pass --app-id (as before); the other carriers pass the label
+	// the id is read from, or --app-id when the conf fixes one, or neither.
+	if c.AppIDLabel != "" {
+		args = append(args, "--app-id-from-label="+c.AppIDLabel)
 	}
+	if c.AppID != "" || c.GuardLabel == "" {
+		args = append(args, "--app-id="+c.AppID)
+	}
+	if c.GuardLabel != "" {
+		args = append(args, "--guard-label="+c.GuardLabel)
+	}
+	args = append(args,
+		"--ui-port="+strconv.Itoa(c.UIPort),
+		"--max-retries="+strconv.Itoa(c.MaxRetries),
+		"--tls="+strconv.FormatBool(c.TLS),
+	)
 	if c.TLS {
 		args = append(args, "--ssl-ui-port="+strconv.Itoa(c.SSLPort))
 	}
@@ -174,6 +228,9 @@ func ParseArgs(args []string) (Config, error) {
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if _, _, ok := SplitGuardLabel(c.GuardLabel); c.GuardLabel != "" && !ok {
+		return Config{}, fmt.Errorf("--guard-label %q is not key=value", c.GuardLabel)
 	}
 	return c, nil
 }

@@ -39,11 +39,17 @@ func TestConfigArgsRoundTrip(t *testing.T) {
 		{Service: "a-ui-svc", AppID: "spark-1", UIPort: 4040, MaxRetries: 3, TLS: true, SSLPort: 4440},
 		{Service: "a-ui-svc", AppID: "spark-1", UIPort: 4040, MaxRetries: 16, SkipPorts: "7078,7079",
 			UIFilters: "org.apache.spark.ui.JWSFilter", AuthBearerFile: "/var/run/sparkui/token", AuthHeaderFile: "/var/run/sparkui/header"},
+		{Service: "pi-sparkui-ui-svc", AppIDLabel: "spark-app-selector", GuardLabel: "sparkui.dev/application=pi", UIPort: 4045, MaxRetries: 16},
+		{Service: "nb-sparkui-ui-svc", AppID: "notebook-1", GuardLabel: "sparkui.dev/application=nb", UIPort: 4040, MaxRetries: 16},
+		{Service: "job-sparkui-ui-svc", GuardLabel: "sparkui.dev/application=job", UIPort: 4040, MaxRetries: 16},
 	} {
 		got, err := ParseArgs(c.Args())
 		if err != nil || got != c {
 			t.Errorf("ParseArgs(Args(%+v)) = %+v, %v", c, got, err)
 		}
+	}
+	if _, err := ParseArgs([]string{"run", "--guard-label=nokey"}); err == nil {
+		t.Error("no error for a guard label without =")
 	}
 	if _, err := ParseArgs([]string{"withdraw"}); err == nil {
 		t.Error("no error for args that are not run's")
@@ -106,5 +112,25 @@ func TestParsePorts(t *testing.T) {
 	}
 	if got, err := ParsePorts(""); err != nil || got != nil {
 		t.Errorf("ParsePorts(\"\") = %v, %v", got, err)
+	}
+}
+
+// TestCarrierArgs pins the command line the function writes for each identity: the
+// spark-submit form is unchanged, the others name where the id comes from and the guard.
+func TestCarrierArgs(t *testing.T) {
+	for _, tc := range []struct {
+		c    Config
+		want []string
+	}{
+		{Config{Service: "a-ui-svc", AppID: "spark-1", UIPort: 4040, MaxRetries: 16},
+			[]string{"run", "--service=a-ui-svc", "--app-id=spark-1", "--ui-port=4040", "--max-retries=16", "--tls=false", "--host-network=false"}},
+		{Config{Service: "pi-sparkui-ui-svc", AppIDLabel: "spark-app-selector", GuardLabel: "sparkui.dev/application=pi", UIPort: 4045, MaxRetries: 16},
+			[]string{"run", "--service=pi-sparkui-ui-svc", "--app-id-from-label=spark-app-selector", "--guard-label=sparkui.dev/application=pi", "--ui-port=4045", "--max-retries=16", "--tls=false", "--host-network=false"}},
+		{Config{Service: "j-sparkui-ui-svc", GuardLabel: "sparkui.dev/application=j", UIPort: 4040, MaxRetries: 16},
+			[]string{"run", "--service=j-sparkui-ui-svc", "--guard-label=sparkui.dev/application=j", "--ui-port=4040", "--max-retries=16", "--tls=false", "--host-network=false"}},
+	} {
+		if got := tc.c.Args(); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Args(%+v) =\n%q\nwant\n%q", tc.c, got, tc.want)
+		}
 	}
 }
