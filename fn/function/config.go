@@ -27,11 +27,14 @@ type Config struct {
 	SparkConf   map[string]string
 	RBACCreate  bool
 	ExternalURI string
+	// KubeflowRoute is spec.kubeflow.route: "template" (default) or "webhook".
+	KubeflowRoute string
 }
 
 func defaults() Config {
 	return Config{
-		Mode: "transform",
+		Mode:          "transform",
+		KubeflowRoute: "template",
 		Transform: transform.Options{
 			ServiceEnabled: true,
 			ServiceType:    "ClusterIP",
@@ -51,6 +54,7 @@ var configMapKeys = map[string][]string{
 	"externalURI":    {"spec", "service", "externalURI"},
 	"runtimeImage":   {"spec", "runtime", "image"},
 	"createRBAC":     {"spec", "rbac", "create"},
+	"kubeflowRoute":  {"spec", "kubeflow", "route"},
 }
 
 // LoadConfig reads the functionConfig in either form. Any problem is a SUI014 result naming
@@ -205,6 +209,9 @@ func applyTyped(typed map[string]any, cfg *Config) {
 	}
 	if v, ok := get("spec", "rbac", "create"); ok {
 		cfg.Transform.CreateRBAC = v.(bool)
+	}
+	if v, ok := get("spec", "kubeflow", "route"); ok {
+		cfg.KubeflowRoute = v.(string)
 	}
 	if v, ok := get("spec", "sparkConf"); ok {
 		for k, val := range v.(map[string]any) {
