@@ -29,6 +29,9 @@ func RuntimeContainer(a *app.App, o Options) *yaml.Node {
 	if cfg.ExternalURI == string(sidecar.ExternalURINodePort) {
 		env.Content = append(env.Content, fieldEnv(sidecar.EnvHostIP, "status.hostIP"))
 	}
+	if cfg.AppIDLabel != "" {
+		env.Content = append(env.Content, fieldEnv(sidecar.EnvAppID, LabelFieldPath(cfg.AppIDLabel)))
+	}
 	return yamlx.NewMap(
 		"name", sidecar.ContainerName,
 		"image", o.RuntimeImage,
@@ -80,9 +83,16 @@ func named(list *yaml.Node, name string) (int, *yaml.Node) {
 	return -1, nil
 }
 
+// LabelFieldPath is the downward API fieldPath of a Pod label.
+func LabelFieldPath(key string) string { return "metadata.labels['" + key + "']" }
+
 // upsertNamed puts want in list in place of the element with its name, unless equal.
 func upsertNamed(parent *yaml.Node, key string, want *yaml.Node) {
-	list := yamlx.EnsureSeq(parent, key)
+	upsertIn(yamlx.EnsureSeq(parent, key), want)
+}
+
+// upsertIn puts want in the sequence list in place of the element with its name, unless equal.
+func upsertIn(list, want *yaml.Node) {
 	i, cur := named(list, yamlx.GetStr(want, "name"))
 	switch {
 	case cur == nil:
@@ -96,6 +106,10 @@ func upsertNamed(parent *yaml.Node, key string, want *yaml.Node) {
 // and preStop hook. A preStop hook the user already has is left alone (validation warns: the
 // runtime then withdraws only once it sees the UI go away, after SIGTERM).
 func InjectRuntime(a *app.App, o Options) {
+	if !a.IsPod() {
+		injectCarrier(a, o)
+		return
+	}
 	c := a.DriverContainerNode()
 	if c == nil {
 		return
@@ -110,14 +124,72 @@ func InjectRuntime(a *app.App, o Options) {
 	upsertNamed(spec, "initContainers", RuntimeContainer(a, o))
 	upsertNamed(spec, "volumes", runtimeVolume())
 	upsertNamed(c, "volumeMounts", driverMount())
+	addPreStop(c)
+}
+
+// addPreStop puts the withdraw hook on the driver container, unless it has a preStop of its
+// own (SUI017 reports that).
+func addPreStop(c *yaml.Node) {
 	lc := yamlx.Ensure(c, "lifecycle")
 	if h := yamlx.Get(lc, "preStop"); h == nil || app.IsOurPreStop(h) {
 		yamlx.SetIfChanged(lc, "preStop", preStop())
 	}
 }
 
+// PrepareCarrier creates the places the additions go in a carrier (a kubeflow driver
+// template, an Apache podTemplateSpec, the driver container an operator's template lacks),
+// then pins an Apache driver container's name (Carrier.PinDriverContainer), in that order so
+// that a second run finds the key set and changes nothing. An error is a field of the wrong
+// shape on the way: nothing is added to that application.
+func PrepareCarrier(a *app.App) error {
+	c := a.Carrier
+	for _, s := range []app.Slot{app.SlotPodLabels, app.SlotInitContainers, app.SlotVolumes, app.SlotDriverContainer} {
+		if _, _, err := c.Ensure(s); err != nil {
+			return err
+		}
+	}
+	_, err := c.PinDriverContainer()
+	return err
+}
+
+// injectCarrier writes the runtime into the slots the carrier says the operator or controller
+// carries into the driver Pod (app.Carrier.Ensure; PrepareCarrier made them), and the
+// identity label on the driver's pod template, which the runtime's bind selector and
+// SUI009 rely on.
+func injectCarrier(a *app.App, o Options) {
+	c := a.Carrier
+	labels, _, err := c.Ensure(app.SlotPodLabels)
+	if err != nil {
+		return
+	}
+	yamlx.SetIfChanged(labels, a.IdentityKey, yamlx.NewStr(a.IdentityValue))
+	inits, _, err := c.Ensure(app.SlotInitContainers)
+	if err != nil {
+		return
+	}
+	upsertIn(inits, RuntimeContainer(a, o))
+	vols, _, err := c.Ensure(app.SlotVolumes)
+	if err != nil {
+		return
+	}
+	upsertIn(vols, runtimeVolume())
+	drv, _, err := c.Ensure(app.SlotDriverContainer)
+	if err != nil {
+		return
+	}
+	// On the kubeflow webhook route drv is spec.driver: the webhook adds the volume only
+	// because driver.volumeMounts mounts it, and driver.lifecycle becomes the Spark
+	// container's lifecycle (sparkpod_defaulter.go addVolumes, addPodLifeCycleConfig).
+	upsertNamed(drv, "volumeMounts", driverMount())
+	addPreStop(drv)
+}
+
 // RemoveRuntime undoes InjectRuntime, for an application whose UI was switched off.
 func RemoveRuntime(a *app.App) {
+	if !a.IsPod() {
+		removeCarrier(a)
+		return
+	}
 	spec := yamlx.Get(a.Pod.YNode(), "spec")
 	removeNamed(spec, "initContainers")
 	removeNamed(spec, "volumes")
@@ -143,5 +215,31 @@ func removeNamed(parent *yaml.Node, key string) {
 	}
 	if yamlx.Filter(list, func(e *yaml.Node) bool { return !mine(e) }) && len(list.Content) == 0 {
 		yamlx.Delete(parent, key)
+	}
+}
+
+// removeCarrier is RemoveRuntime for carriers: only what exists is looked at, nothing is
+// created.
+func removeCarrier(a *app.App) {
+	for _, s := range []app.Slot{app.SlotInitContainers, app.SlotVolumes} {
+		list, _ := a.Slot(s)
+		yamlx.Filter(list, func(e *yaml.Node) bool {
+			n := yamlx.GetStr(e, "name")
+			return n != sidecar.ContainerName && n != sidecar.VolumeName
+		})
+	}
+	if labels, _ := a.Slot(app.SlotPodLabels); labels != nil && labels.Kind == yaml.MappingNode {
+		yamlx.Delete(labels, a.IdentityKey)
+	}
+	if c := a.DriverContainerNode(); c != nil && c.Kind == yaml.MappingNode {
+		removeNamed(c, "volumeMounts")
+		if lc := yamlx.Get(c, "lifecycle"); lc != nil {
+			if app.IsOurPreStop(yamlx.Get(lc, "preStop")) {
+				yamlx.Delete(lc, "preStop")
+			}
+			if len(lc.Content) == 0 {
+				yamlx.Delete(c, "lifecycle")
+			}
+		}
 	}
 }

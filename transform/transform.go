@@ -30,6 +30,8 @@ type Note struct {
 	Object *yaml.RNode
 	Rule   string
 	Msg    string
+	// Error marks a note that is an error (the rewrite could not be done), not information.
+	Error bool
 }
 
 // Apply rewrites every application of m and returns the resulting item list: the input
@@ -55,6 +57,14 @@ func Apply(m *app.Model, o Options) ([]*yaml.RNode, []Note) {
 			}
 			RemoveRuntime(a)
 			continue
+		}
+		if !a.IsPod() {
+			// Fail before adding anything: a carrier whose slots cannot be written gets no
+			// Service or RBAC that nothing would bind.
+			if err := PrepareCarrier(a); err != nil {
+				notes = append(notes, Note{App: a, Object: a.Pod, Rule: "SUI030", Error: true, Msg: err.Error()})
+				continue
+			}
 		}
 		if a.UIService == nil {
 			a.UIService = NewUIService(a, o)
@@ -101,7 +111,7 @@ func ownMeta(a *app.App, name string) *yaml.Node {
 }
 
 func ownLabels(a *app.App) *yaml.Node {
-	return yamlx.NewMap(names.LabelManagedBy, names.ManagedByValue, names.LabelAppSelector, a.AppID)
+	return yamlx.NewMap(names.LabelManagedBy, names.ManagedByValue, a.IdentityKey, a.IdentityValue)
 }
 
 // ensureOwnMeta makes an existing object's name, namespace and labels sparkui's again.
@@ -110,7 +120,7 @@ func ensureOwnMeta(rn *yaml.RNode, a *app.App, name string) {
 	yamlx.SetIfChanged(md, "name", yamlx.NewStr(name))
 	labels := yamlx.Ensure(md, "labels")
 	yamlx.SetIfChanged(labels, names.LabelManagedBy, yamlx.NewStr(names.ManagedByValue))
-	yamlx.SetIfChanged(labels, names.LabelAppSelector, yamlx.NewStr(a.AppID))
+	yamlx.SetIfChanged(labels, a.IdentityKey, yamlx.NewStr(a.IdentityValue))
 }
 
 func object(apiVersion, kind string, md *yaml.Node, rest ...any) *yaml.RNode {

@@ -51,11 +51,11 @@ var podEnv = map[string]string{
 func checkSUI009(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		i, c := RuntimeContainer(a)
+		i, c, list := runtimeContainerAt(a)
 		if c == nil || !a.Settings.UIEnabled {
 			continue
 		}
-		base := fmt.Sprintf("spec.initContainers[%d]", i)
+		base := fmt.Sprintf("%s[%d]", list, i)
 		if yamlx.GetStr(c, "restartPolicy") != "Always" {
 			out = append(out, Finding{Object: a.Pod, Field: base + ".restartPolicy",
 				Msg: "the runtime must be a native sidecar (restartPolicy: Always), or the driver never starts"})
@@ -80,15 +80,18 @@ func checkSUI009(ctx *Context) []Finding {
 			out = append(out, Finding{Object: a.Pod, Field: base + ".args", Msg: "the runtime's settings disagree with the application: " + diff})
 		}
 		// The runtime selects the driver by spark-app-selector=<app id>,spark-role=driver.
-		if app.Labels(a.Pod)[names.LabelAppSelector] != a.AppID {
-			out = append(out, Finding{Object: a.Pod, Field: "metadata.labels",
-				Msg: "the runtime binds the UI Service with selector " + names.LabelAppSelector + "=" + a.AppID + "," + names.LabelSparkRole + "=" + names.RoleDriver + ", but the driver Pod has no such label: the Service would select nothing"})
+		if labels, path := a.Slot(app.SlotPodLabels); yamlx.StringMap(labels)[a.IdentityKey] != a.IdentityValue {
+			out = append(out, Finding{Object: a.Pod, Field: path,
+				Msg: "the runtime binds the UI Service with selector " + a.IdentityKey + "=" + a.IdentityValue + "," + names.LabelSparkRole + "=" + names.RoleDriver + ", but the driver Pod has no such label: the Service would select nothing"})
 		}
 		env := map[string]string{}
 		for _, e := range yamlx.Items(yamlx.Get(c, "env")) {
 			env[yamlx.GetStr(e, "name")] = yamlx.GetStr(e, "valueFrom", "fieldRef", "fieldPath")
 		}
 		needEnv := []string{sidecar.EnvPodName, sidecar.EnvPodNamespace, sidecar.EnvPodUID}
+		if want.AppIDLabel != "" {
+			needEnv = append(needEnv, sidecar.EnvAppID)
+		}
 		if sidecar.ExternalURIMode(got.ExternalURI) == sidecar.ExternalURINodePort {
 			needEnv = append(needEnv, sidecar.EnvHostIP)
 		}
@@ -99,9 +102,13 @@ func checkSUI009(ctx *Context) []Finding {
 			}
 		}
 		for _, name := range needEnv {
-			if env[name] != podEnv[name] {
+			wantPath := podEnv[name]
+			if name == sidecar.EnvAppID {
+				wantPath = "metadata.labels['" + want.AppIDLabel + "']"
+			}
+			if env[name] != wantPath {
 				out = append(out, Finding{Object: a.Pod, Field: base + ".env",
-					Msg: fmt.Sprintf("the runtime needs env %s from the downward API (fieldRef %s)", name, podEnv[name])})
+					Msg: fmt.Sprintf("the runtime needs env %s from the downward API (fieldRef %s)", name, wantPath)})
 			}
 		}
 	}
@@ -117,6 +124,8 @@ func configDiff(got, want sidecar.Config) string {
 	}
 	add("--service", got.Service, want.Service)
 	add("--app-id", got.AppID, want.AppID)
+	add("--app-id-from-label", got.AppIDLabel, want.AppIDLabel)
+	add("--guard-label", got.GuardLabel, want.GuardLabel)
 	add("--ui-port", got.UIPort, want.UIPort)
 	add("--max-retries", got.MaxRetries, want.MaxRetries)
 	add("--tls", got.TLS, want.TLS)

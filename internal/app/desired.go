@@ -47,7 +47,19 @@ func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config 
 	if role == sidecar.DefaultRole(a.UIServiceName) {
 		role = "" // the runtime's default
 	}
+	var appIDLabel, guard string
+	if !a.IsPod() {
+		guard = a.IdentityKey + "=" + a.IdentityValue
+		if a.Carrier.Kind == KindKubeflow || a.Carrier.Kind == KindApache {
+			// Spark labels the driver Pod with its app id (spark-app-selector) when it creates
+			// it: kubeflow's is spark-<uuid>, new every run; Apache's is <name>-<attempt>,
+			// new every attempt. The runtime reads it from its own Pod.
+			appIDLabel = names.LabelAppSelector
+		}
+	}
 	return sidecar.Config{
+		AppIDLabel:  appIDLabel,
+		GuardLabel:  guard,
 		Role:        role,
 		ExternalURI: uri,
 		Service:     a.UIServiceName,
@@ -110,4 +122,26 @@ func RuntimeOwnedFields(svc *yaml.Node) []RuntimeOwned {
 			What: "the " + names.AnnotationResolvedExternalURI + " annotation", Value: yamlx.Str(v), parent: ann, key: names.AnnotationResolvedExternalURI})
 	}
 	return out
+}
+
+// WantIPFamilies is a mapping with the ipFamilyPolicy and ipFamilies a carrier's UI Service
+// copies from Spark's spark.kubernetes.driver.service.ipFamil* settings (keys absent when
+// unset): the driver Service Spark creates gets exactly these (KubernetesDriverConf), and
+// neither operator sets IP families on a Service of its own.
+func WantIPFamilies(a *App) *yaml.Node {
+	m := yamlx.NewMap()
+	if a.Carrier == nil {
+		return m
+	}
+	if a.Carrier.IPFamilyPolicy != "" {
+		yamlx.Set(m, "ipFamilyPolicy", yamlx.NewStr(a.Carrier.IPFamilyPolicy))
+	}
+	if len(a.Carrier.IPFamilies) > 0 {
+		var fs []any
+		for _, f := range a.Carrier.IPFamilies {
+			fs = append(fs, f)
+		}
+		yamlx.Set(m, "ipFamilies", yamlx.NewSeq(fs...))
+	}
+	return m
 }
