@@ -92,6 +92,12 @@ func (a *App) SA() string {
 
 type nsName struct{ ns, name string }
 
+// CarrierError is a carrier kind's object whose fields have the wrong shape.
+type CarrierError struct {
+	Object *yaml.RNode
+	Err    *ShapeError
+}
+
 // Model is every application in an input, plus the input-wide facts rules need.
 type Model struct {
 	Apps  []*App
@@ -102,7 +108,7 @@ type Model struct {
 	RBAC []*yaml.RNode
 	// CarrierErrors are carriers whose fields have the wrong shape: no application was built
 	// from them, and they are written back unchanged.
-	CarrierErrors []*ShapeError
+	CarrierErrors []CarrierError
 	// HistoryServers are carriers that run a Spark History Server (main class
 	// org.apache.spark.deploy.history.HistoryServer): no driver's UI, left alone.
 	HistoryServers []*Carrier

@@ -35,9 +35,9 @@ func BuildWith(items []*yaml.RNode, opts CarrierOptions) *Model {
 		var se *ShapeError
 		switch {
 		case errors.As(err, &se):
-			m.CarrierErrors = append(m.CarrierErrors, se)
+			m.CarrierErrors = append(m.CarrierErrors, CarrierError{c.other, se})
 		case err != nil:
-			m.CarrierErrors = append(m.CarrierErrors, &ShapeError{Field: "metadata", Msg: err.Error()})
+			m.CarrierErrors = append(m.CarrierErrors, CarrierError{c.other, &ShapeError{Msg: err.Error()}})
 		case cr == nil:
 		case cr.IsHistoryServer():
 			m.HistoryServers = append(m.HistoryServers, cr)
