@@ -15,10 +15,11 @@ import (
 )
 
 // dualStack is a control plane that serves both IP families, so the dual-stack and IPv6
-// fixtures are checked for real (a single-stack server refuses them whatever sparkui does).
+// fixtures are checked for real (a single-stack server refuses them whatever sparkui does),
+// with the kubeflow and Apache operators' CRDs installed for the carrier fixtures.
 var dualStack = testcluster.Options{APIServerArgs: map[string][]string{
 	"service-cluster-ip-range": {"10.0.0.0/24,fd00:10:96::/112"},
-}}
+}, CRDDirectoryPaths: []string{"../testdata/crds"}}
 
 // The API server checks live here, with the other end-to-end checks of what the built
 // function writes, rather than in fn/: there they would make every fuzzing build of fn
@@ -59,6 +60,15 @@ func TestAPIServerAcceptsOutput(t *testing.T) {
 					continue
 				}
 				n++
+				// kubeflow's spec.driver.template is x-kubernetes-preserve-unknown-fields: the
+				// API server checks nothing inside it. Check the driver Pod Spark would start
+				// from it instead (template metadata and spec kept, the driver container
+				// completed; KubernetesUtils.loadPodFromTemplate, BasicDriverFeatureStep).
+				if pod := kubeflowTemplatePod(t, it); pod != nil {
+					if err := dryRun(ctx, t, c, pod); err != nil {
+						t.Errorf("%s %s: the driver Pod from its template is rejected: %v", it.GetKind(), it.GetName(), err)
+					}
+				}
 				err := dryRun(ctx, t, c, it)
 				switch {
 				case err == nil:
@@ -115,4 +125,105 @@ func dryRun(ctx context.Context, t *testing.T, c *testcluster.Cluster, it *yaml.
 		t.Fatal(err)
 	}
 	return c.DryRunCreateYAML(ctx, []byte(doc))
+}
+
+// kubeflowTemplatePod is the driver Pod Spark builds from a kubeflow SparkApplication's (or
+// ScheduledSparkApplication's) spec.driver.template, as far as the API server's validation
+// goes: the template's labels and spec, plus what Spark always sets (name, spark-role and
+// spark-app-selector labels, restartPolicy Never, the driver container's image). nil when it
+// is not such an object or has no template.
+func kubeflowTemplatePod(t *testing.T, it *yaml.RNode) *yaml.RNode {
+	t.Helper()
+	if it.GetApiVersion() != "sparkoperator.k8s.io/v1beta2" {
+		return nil
+	}
+	path := []string{"spec", "driver", "template"}
+	if it.GetKind() == "ScheduledSparkApplication" {
+		path = []string{"spec", "template", "driver", "template"}
+	}
+	tmpl, err := it.Pipe(yaml.Lookup(path...))
+	if err != nil || tmpl == nil {
+		return nil
+	}
+	pod := yaml.MustParse("apiVersion: v1\nkind: Pod\nmetadata: {}\nspec: {}\n")
+	if spec := tmpl.Field("spec"); spec != nil {
+		s, err := spec.Value.String()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod.SetMapField(yaml.MustParse(s), "spec")
+	}
+	labels := map[string]string{}
+	if md := tmpl.Field("metadata"); md != nil {
+		if l := md.Value.Field("labels"); l != nil {
+			_ = l.Value.VisitFields(func(n *yaml.MapNode) error {
+				labels[n.Key.YNode().Value] = n.Value.YNode().Value
+				return nil
+			})
+		}
+	}
+	labels["spark-role"] = "driver"
+	labels["spark-app-selector"] = "spark-0123456789abcdef0123456789abcdef"
+	if err := pod.SetLabels(labels); err != nil {
+		t.Fatal(err)
+	}
+	if err := pod.SetName(it.GetName() + "-driver"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pod.SetNamespace(it.GetNamespace()); err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := pod.Pipe(yaml.Lookup("spec"))
+	if err := spec.PipeE(yaml.SetField("restartPolicy", yaml.NewScalarRNode("Never"))); err != nil {
+		t.Fatal(err)
+	}
+	// A priority class is checked by admission against the cluster's PriorityClasses, which
+	// the test cluster does not have: out of scope for what sparkui writes.
+	if err := spec.PipeE(yaml.Clear("priorityClassName")); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := spec.Pipe(yaml.Lookup("containers"))
+	if cs == nil {
+		return pod
+	}
+	elems, _ := cs.Elements()
+	for _, c := range elems {
+		if c.Field("image") == nil {
+			if err := c.PipeE(yaml.SetField("image", yaml.NewScalarRNode("apache/spark:3.5.5"))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return pod
+}
+
+// TestAPIServerChecksKubeflowTemplate: the server takes anything inside a kubeflow driver
+// template (preserve-unknown-fields), so only the Pod built from it can catch a bad sidecar:
+// a broken restartPolicy passes in the SparkApplication and is refused in the Pod.
+func TestAPIServerChecksKubeflowTemplate(t *testing.T) {
+	c := testcluster.Shared(t, dualStack)
+	ctx := context.Background()
+	src, err := os.ReadFile("../testdata/carrier-kubeflow-template/expected.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(src), "restartPolicy: Always", "restartPolicy: Sometimes", 1)
+	if bad == string(src) {
+		t.Fatal("no native sidecar in the kubeflow template fixture")
+	}
+	items, err := (&kio.ByteReader{Reader: strings.NewReader(bad), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := items[0]
+	if app.GetKind() != "SparkApplication" {
+		t.Fatalf("first item is a %s", app.GetKind())
+	}
+	if err := dryRun(ctx, t, c, app); err != nil {
+		t.Errorf("the SparkApplication itself: %v (its template is not validated)", err)
+	}
+	pod := kubeflowTemplatePod(t, app)
+	if err := dryRun(ctx, t, c, pod); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.initContainers[0].restartPolicy") {
+		t.Errorf("the driver Pod from the broken template: want 422 naming spec.initContainers[0].restartPolicy, got %v", err)
+	}
 }
