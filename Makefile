@@ -84,7 +84,7 @@ $(BENCHSTAT):
 # Columns: the function, the no-op floor on the same input, the no-op floor on the output.
 bench: $(BENCHSTAT)
 	go test -run='^$$' -bench='Benchmark(Function|Floor|FloorOutput)/' -benchmem -count=6 ./fn | tee bench.out
-	$(BENCHSTAT) -col .name -row /apps bench.out
+	$(BENCHSTAT) -col .name -row /apps,/carrier bench.out
 	go test -run='^$$' -bench='Benchmark(Validate|FloorValidate|FloorValidateOut)' -benchmem -count=6 ./fn | tee bench-validate.out
 	$(BENCHSTAT) -col .name bench-validate.out
 
