@@ -6,6 +6,8 @@
 package transform
 
 import (
+	"errors"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
@@ -30,8 +32,10 @@ type Note struct {
 	Object *yaml.RNode
 	Rule   string
 	Msg    string
-	// Error marks a note that is an error (the rewrite could not be done), not information.
+	// Error marks a note that is an error (the rewrite could not be done), not information;
+	// Field is then the field at fault.
 	Error bool
+	Field string
 }
 
 // Apply rewrites every application of m and returns the resulting item list: the input
@@ -62,7 +66,13 @@ func Apply(m *app.Model, o Options) ([]*yaml.RNode, []Note) {
 			// Fail before adding anything: a carrier whose slots cannot be written gets no
 			// Service or RBAC that nothing would bind.
 			if err := PrepareCarrier(a); err != nil {
-				notes = append(notes, Note{App: a, Object: a.Pod, Rule: "SUI030", Error: true, Msg: err.Error()})
+				n := Note{App: a, Object: a.Pod, Rule: "SUI030", Error: true, Msg: err.Error()}
+				var se *app.ShapeError
+				if errors.As(err, &se) {
+					n.Field = se.Field
+					n.Msg = se.Kind + " " + nsSlash(se.Namespace, se.Name) + ": " + se.Field + " " + se.Msg + "; sparkui adds nothing for it"
+				}
+				notes = append(notes, n)
 				continue
 			}
 		}
@@ -126,4 +136,11 @@ func ensureOwnMeta(rn *yaml.RNode, a *app.App, name string) {
 func object(apiVersion, kind string, md *yaml.Node, rest ...any) *yaml.RNode {
 	n := yamlx.NewMap(append([]any{"apiVersion", apiVersion, "kind", kind, "metadata", md}, rest...)...)
 	return yaml.NewRNode(n)
+}
+
+func nsSlash(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
 }

@@ -37,7 +37,7 @@ func Process(rl *framework.ResourceList) error {
 			if n.Error {
 				sev = framework.Error
 			}
-			rl.Results = append(rl.Results, validate.NewResult(n.Rule, sev, n.Object, "", n.Msg))
+			rl.Results = append(rl.Results, validate.NewResult(n.Rule, sev, n.Object, n.Field, n.Msg))
 		}
 		// Validate what is written, with the very rules validate mode uses.
 		m = app.BuildWith(rl.Items, opts)
