@@ -104,7 +104,7 @@ type Config struct {
 	//     {spark-app-selector: <app id>} when the app id is known (from --app-id or
 	//     --app-id-from-label): that selects exactly this run's driver Pod for kubeflow and
 	//     Apache (the id is per run / per attempt), and the workload's driver Pods otherwise
-	//     (rules SUI034/SUI035 report workloads that run two at once);
+	//     (rules SUI035 and SUI036 report workloads that run two at once);
 	//   - keeps the withdrawal rules of design §5.4 (only while this Pod holds the binding),
 	//     which is what lets successive runs of one ScheduledSparkApplication or CronJob share
 	//     one Service.
