@@ -18,7 +18,7 @@ var SUI009 = Rule{
 	Severity: framework.Error,
 	Title:    "the runtime's settings disagree with the application",
 	Name:     "RuntimeSettings",
-	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network) disagree with the application, that is not a native sidecar (restartPolicy: Always), that lacks POD_NAME, POD_NAMESPACE and POD_UID from the downward API, or a driver Pod without the spark-app-selector label the runtime selects it by.",
+	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --app-id-from-label, --guard-label, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network) disagree with the application, that is not a native sidecar (restartPolicy: Always), that lacks POD_NAME, POD_NAMESPACE and POD_UID (and, for operator resources, SPARKUI_APP_ID) from the downward API, or a driver Pod without the label the runtime selects it by (spark-app-selector for a spark-submit Pod, sparkui.dev/application on the pod template of an operator resource or workload).",
 	Why:      "The runtime then probes the wrong ports or binds another Service; without restartPolicy: Always it is an ordinary init container that never exits, so the driver never starts; without the downward-API env it cannot guard its patches or withdraw; without the label the bound Service selects nothing.",
 	Fix:      "Run sparkui-fn in transform mode again after changing spark.properties or the Pod: it rewrites the sidecar from the application.",
 	Failing: `kind: ConfigMap
