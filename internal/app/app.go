@@ -1,6 +1,7 @@
-// Package app finds Spark applications in a list of KRM objects: each driver Pod with the
-// Services that select it, the ConfigMap that carries its spark.properties, the objects
-// sparkui added for it earlier, and the settings derived from all of these. Transform and
+// Package app finds Spark applications in a list of KRM objects: each driver found in a
+// carrier (a spark-submit driver Pod with the Services that select it and the ConfigMap that
+// carries its spark.properties; a kubeflow or Apache SparkApplication; a driver workload),
+// the objects sparkui added for it earlier, and the settings derived from all of these. Transform and
 // validate both work from this model, so they agree on what an application is.
 package app
 
