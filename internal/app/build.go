@@ -47,9 +47,9 @@ func (ix *index) buildCarrier(c *Carrier) *App {
 	}
 	a.IdentityKey, a.IdentityValue = LabelApplication, c.Name
 	id := identityKey(a.IdentityKey, a.IdentityValue)
-	a.UIService = ix.ours[nsName{a.Namespace, id}]
-	a.Role = ix.oursRBAC[kindKey{"Role", a.Namespace, id}]
-	a.RoleBinding = ix.oursRBAC[kindKey{"RoleBinding", a.Namespace, id}]
+	a.UIService = ix.claim(ix.carrierOurs[nsName{a.Namespace, id}])
+	a.Role = ix.claim(ix.carrierOursRBAC[kindKey{"Role", a.Namespace, id}])
+	a.RoleBinding = ix.claim(ix.carrierOursRBAC[kindKey{"RoleBinding", a.Namespace, id}])
 	a.Prefix = c.Prefix()
 	ix.name(a)
 	return a

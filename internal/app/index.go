@@ -117,8 +117,15 @@ type index struct {
 	ours           map[nsName]*yaml.RNode
 	svcByName      map[nsName][]*yaml.RNode
 
-	oursRBAC   map[kindKey]*yaml.RNode
-	rbacByName map[nsName][]*yaml.RNode
+	oursRBAC map[kindKey]*yaml.RNode
+	// carrierOurs and carrierOursRBAC list, in input order, every object sparkui added for
+	// a carrier identity: two carriers of one name in one namespace (a SparkApplication and a
+	// Job called x) share the label sparkui.dev/application=x, and each claims its own in
+	// turn (claimed), so a rerun gives each the objects it got the first time.
+	carrierOurs     map[nsName][]*yaml.RNode
+	carrierOursRBAC map[kindKey][]*yaml.RNode
+	claimed         map[*yaml.RNode]bool
+	rbacByName      map[nsName][]*yaml.RNode
 
 	usedSvc, usedBinder map[nsName]bool
 }
@@ -126,15 +133,18 @@ type index struct {
 // newIndex reads every item once, filling m's input-wide facts (Services, RBAC, Duplicates).
 func newIndex(m *Model) *index {
 	ix := &index{
-		configMaps:     map[nsName]*yaml.RNode{},
-		bySelectorApp:  map[nsName][]svcInfo{},
-		otherSelecting: map[string][]svcInfo{},
-		ours:           map[nsName]*yaml.RNode{},
-		svcByName:      map[nsName][]*yaml.RNode{},
-		oursRBAC:       map[kindKey]*yaml.RNode{},
-		rbacByName:     map[nsName][]*yaml.RNode{},
-		usedSvc:        map[nsName]bool{},
-		usedBinder:     map[nsName]bool{},
+		configMaps:      map[nsName]*yaml.RNode{},
+		bySelectorApp:   map[nsName][]svcInfo{},
+		otherSelecting:  map[string][]svcInfo{},
+		ours:            map[nsName]*yaml.RNode{},
+		svcByName:       map[nsName][]*yaml.RNode{},
+		oursRBAC:        map[kindKey]*yaml.RNode{},
+		carrierOurs:     map[nsName][]*yaml.RNode{},
+		carrierOursRBAC: map[kindKey][]*yaml.RNode{},
+		claimed:         map[*yaml.RNode]bool{},
+		rbacByName:      map[nsName][]*yaml.RNode{},
+		usedSvc:         map[nsName]bool{},
+		usedBinder:      map[nsName]bool{},
 	}
 	type identity struct{ group, kind, ns, name string }
 	seen := map[identity]bool{}
@@ -191,6 +201,7 @@ func newIndex(m *Model) *index {
 				if ix.oursRBAC[k] == nil {
 					ix.oursRBAC[k] = r
 				}
+				ix.carrierOursRBAC[k] = append(ix.carrierOursRBAC[k], r)
 			}
 		}
 	}
@@ -206,6 +217,7 @@ func (ix *index) addService(ns string, svc *yaml.RNode) {
 			if ix.ours[nsName{ns, id}] == nil {
 				ix.ours[nsName{ns, id}] = svc
 			}
+			ix.carrierOurs[nsName{ns, id}] = append(ix.carrierOurs[nsName{ns, id}], svc)
 		}
 		return
 	}
@@ -218,4 +230,15 @@ func (ix *index) addService(ns string, svc *yaml.RNode) {
 	} else {
 		ix.otherSelecting[ns] = append(ix.otherSelecting[ns], svcInfo{svc, sel})
 	}
+}
+
+// claim is the first of objs no application has claimed yet, now claimed; nil if none.
+func (ix *index) claim(objs []*yaml.RNode) *yaml.RNode {
+	for _, o := range objs {
+		if !ix.claimed[o] {
+			ix.claimed[o] = true
+			return o
+		}
+	}
+	return nil
 }
