@@ -47,8 +47,54 @@ func appsInput(tb testing.TB, n int) []byte {
 	return []byte(b.String())
 }
 
-func benchmark(b *testing.B, p framework.ResourceListProcessor, n int) {
-	benchmarkOn(b, p, appsInput(b, n))
+// kubeflowInput is a ResourceList of n kubeflow SparkApplications shaped like the operator's
+// own spark-pi example (testdata/carriers), one namespace: what a platform repo keeps.
+func kubeflowInput(tb testing.TB, n int) []byte {
+	tb.Helper()
+	src, err := os.ReadFile("../testdata/carriers/kubeflow-sparkapplication.yaml")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
+	for i := 0; i < n; i++ {
+		doc := strings.Replace(string(src), "name: pi-estimate", fmt.Sprintf("name: pi-estimate-%d", i), 1)
+		for j, line := range strings.Split(strings.TrimRight(doc, "\n"), "\n") {
+			if j == 0 {
+				b.WriteString("- ")
+			} else {
+				b.WriteString("  ")
+			}
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	return []byte(b.String())
+}
+
+// carrierInput is the input of a benchmark case: spark-submit applications, or kubeflow
+// SparkApplications (carrier=kubeflow).
+func carrierInput(tb testing.TB, carrier string, n int) []byte {
+	if carrier == "kubeflow" {
+		return kubeflowInput(tb, n)
+	}
+	return appsInput(tb, n)
+}
+
+// benchCases are the rows of make bench: spark-submit applications at three sizes (named
+// apps=N, as before carriers existed) and 1,000 kubeflow SparkApplications
+// (apps=1000/carrier=kubeflow).
+var benchCases = []struct {
+	carrier string
+	n       int
+}{{"", 1}, {"", 100}, {"", 1000}, {"kubeflow", 1000}}
+
+func benchName(carrier string, n int) string {
+	name := fmt.Sprintf("apps=%d", n)
+	if carrier != "" {
+		name += "/carrier=" + carrier
+	}
+	return name
 }
 
 func benchmarkOn(b *testing.B, p framework.ResourceListProcessor, in []byte) {
@@ -65,22 +111,22 @@ func benchmarkOn(b *testing.B, p framework.ResourceListProcessor, in []byte) {
 // BenchmarkFunction/apps=N is the function; BenchmarkFloor/apps=N reads and writes the same
 // input with a no-op kyaml function. The README reports their ratio (benchstat).
 func BenchmarkFunction(b *testing.B) {
-	for _, n := range []int{1, 100, 1000} {
-		b.Run(fmt.Sprintf("apps=%d", n), func(b *testing.B) { benchmark(b, processor(), n) })
+	for _, c := range benchCases {
+		b.Run(benchName(c.carrier, c.n), func(b *testing.B) { benchmarkOn(b, processor(), carrierInput(b, c.carrier, c.n)) })
 	}
 }
 
 func BenchmarkFloor(b *testing.B) {
-	for _, n := range []int{1, 100, 1000} {
-		b.Run(fmt.Sprintf("apps=%d", n), func(b *testing.B) { benchmark(b, noop, n) })
+	for _, c := range benchCases {
+		b.Run(benchName(c.carrier, c.n), func(b *testing.B) { benchmarkOn(b, noop, carrierInput(b, c.carrier, c.n)) })
 	}
 }
 
 // BenchmarkFloorOutput reads and writes the function's output with the no-op function: the
 // I/O the function cannot avoid, since what it writes is larger than what it reads.
 func BenchmarkFloorOutput(b *testing.B) {
-	for _, n := range []int{1, 100, 1000} {
-		b.Run(fmt.Sprintf("apps=%d", n), func(b *testing.B) { benchmarkOn(b, noop, runProcessor(b, appsInput(b, n))) })
+	for _, c := range benchCases {
+		b.Run(benchName(c.carrier, c.n), func(b *testing.B) { benchmarkOn(b, noop, runProcessor(b, carrierInput(b, c.carrier, c.n))) })
 	}
 }
 
@@ -91,5 +137,13 @@ func TestBenchInputIsValid(t *testing.T) {
 	}
 	if bytes.Contains(out, []byte("severity: error")) {
 		t.Errorf("benchmark input produces errors:\n%s", out)
+	}
+	// 3 SparkApplications: each rewritten, plus its UI Service, Role and RoleBinding.
+	out = runProcessor(t, kubeflowInput(t, 3))
+	if n := itemCount(t, out); n != 3*4 {
+		t.Errorf("3 SparkApplications gave %d items, want 12", n)
+	}
+	if bytes.Contains(out, []byte("severity: error")) || !bytes.Contains(out, []byte("name: pi-estimate-2-sparkui-ui-svc")) {
+		t.Errorf("kubeflow benchmark input: errors, or no UI Service for the last application:\n%s", out)
 	}
 }

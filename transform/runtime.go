@@ -35,6 +35,9 @@ func RuntimeContainer(a *app.App, o Options) *yaml.Node {
 	if cfg.ExternalURI == string(sidecar.ExternalURINodePort) {
 		env.Content = append(env.Content, fieldEnv(sidecar.EnvHostIP, "status.hostIP"))
 	}
+	for _, e := range a.RuntimeEnv() {
+		env.Content = append(env.Content, fieldEnv(e[0], e[1]))
+	}
 	return yamlx.NewMap(
 		"name", sidecar.ContainerName,
 		"image", o.RuntimeImage,
@@ -108,7 +111,11 @@ func named(list *yaml.Node, name string) (int, *yaml.Node) {
 
 // upsertNamed puts want in list in place of the element with its name, unless equal.
 func upsertNamed(parent *yaml.Node, key string, want *yaml.Node) {
-	list := yamlx.EnsureSeq(parent, key)
+	upsertIn(yamlx.EnsureSeq(parent, key), want)
+}
+
+// upsertIn puts want in the sequence list in place of the element with its name, unless equal.
+func upsertIn(list, want *yaml.Node) {
 	i, cur := named(list, yamlx.GetStr(want, "name"))
 	switch {
 	case cur == nil:
@@ -122,6 +129,10 @@ func upsertNamed(parent *yaml.Node, key string, want *yaml.Node) {
 // and preStop hook. A preStop hook the user already has is left alone (validation warns: the
 // runtime then withdraws only once it sees the UI go away, after SIGTERM).
 func InjectRuntime(a *app.App, o Options) {
+	if !a.IsPod() {
+		injectCarrier(a, o)
+		return
+	}
 	c := a.DriverContainerNode()
 	if c == nil {
 		return
@@ -141,14 +152,86 @@ func InjectRuntime(a *app.App, o Options) {
 		removeByName(spec, "volumes", sidecar.AuthVolumeName)
 	}
 	upsertNamed(c, "volumeMounts", driverMount())
+	addPreStop(c)
+}
+
+// addPreStop puts the withdraw hook on the driver container, unless it has a preStop of its
+// own (SUI017 reports that).
+func addPreStop(c *yaml.Node) {
 	lc := yamlx.Ensure(c, "lifecycle")
 	if h := yamlx.Get(lc, "preStop"); h == nil || app.IsOurPreStop(h) {
 		yamlx.SetIfChanged(lc, "preStop", preStop())
 	}
 }
 
+// PrepareCarrier creates the places the additions go in a carrier (a kubeflow driver
+// template, an Apache podTemplateSpec, the driver container an operator's template lacks),
+// then pins an Apache driver container's name (Carrier.PinDriverContainer), in that order so
+// that a second run finds the key set and changes nothing. An error is a field of the wrong
+// shape on the way: nothing is added to that application.
+func PrepareCarrier(a *app.App) error {
+	c := a.Carrier
+	slots := []app.Slot{app.SlotPodLabels, app.SlotInitContainers, app.SlotVolumes, app.SlotDriverContainer}
+	// Look first, create after: a field of the wrong shape found half-way must not leave
+	// the object with empty slots created before it.
+	for _, s := range slots {
+		n, path, err := c.Lookup(s)
+		if err != nil {
+			return err
+		}
+		if s == app.SlotDriverContainer && n == nil && c.Kind == app.KindWorkload {
+			// Ensure would refuse too, after creating the other slots.
+			return &app.ShapeError{APIVersion: c.APIVersion, Kind: c.ObjectKind, Namespace: c.Namespace, Name: c.Name,
+				Field: path, Msg: "is missing: the pod template has no container to run the driver in"}
+		}
+	}
+	for _, s := range slots {
+		if _, _, err := c.Ensure(s); err != nil {
+			return err
+		}
+	}
+	_, err := c.PinDriverContainer()
+	return err
+}
+
+// injectCarrier writes the runtime into the slots the carrier says the operator or controller
+// carries into the driver Pod (app.Carrier.Ensure; PrepareCarrier made them), and the
+// identity label on the driver's pod template, which the runtime's bind selector and
+// SUI009 rely on.
+func injectCarrier(a *app.App, o Options) {
+	c := a.Carrier
+	labels, _, err := c.Ensure(app.SlotPodLabels)
+	if err != nil {
+		return
+	}
+	yamlx.SetIfChanged(labels, a.IdentityKey, yamlx.NewStr(a.IdentityValue))
+	inits, _, err := c.Ensure(app.SlotInitContainers)
+	if err != nil {
+		return
+	}
+	upsertIn(inits, RuntimeContainer(a, o))
+	vols, _, err := c.Ensure(app.SlotVolumes)
+	if err != nil {
+		return
+	}
+	upsertIn(vols, runtimeVolume())
+	drv, _, err := c.Ensure(app.SlotDriverContainer)
+	if err != nil {
+		return
+	}
+	// On the kubeflow webhook route drv is spec.driver: the webhook adds the volume only
+	// because driver.volumeMounts mounts it, and driver.lifecycle becomes the Spark
+	// container's lifecycle (sparkpod_defaulter.go addVolumes, addPodLifeCycleConfig).
+	upsertNamed(drv, "volumeMounts", driverMount())
+	addPreStop(drv)
+}
+
 // RemoveRuntime undoes InjectRuntime, for an application whose UI was switched off.
 func RemoveRuntime(a *app.App) {
+	if !a.IsPod() {
+		removeCarrier(a)
+		return
+	}
 	spec := yamlx.Get(a.Pod.YNode(), "spec")
 	removeNamed(spec, "initContainers")
 	removeNamed(spec, "volumes")
@@ -182,5 +265,31 @@ func removeNamed(parent *yaml.Node, key string) {
 	}
 	if yamlx.Filter(list, func(e *yaml.Node) bool { return !mine(e) }) && len(list.Content) == 0 {
 		yamlx.Delete(parent, key)
+	}
+}
+
+// removeCarrier is RemoveRuntime for carriers: only what exists is looked at, nothing is
+// created.
+func removeCarrier(a *app.App) {
+	for _, s := range []app.Slot{app.SlotInitContainers, app.SlotVolumes} {
+		list, _ := a.Slot(s)
+		yamlx.Filter(list, func(e *yaml.Node) bool {
+			n := yamlx.GetStr(e, "name")
+			return n != sidecar.ContainerName && n != sidecar.VolumeName
+		})
+	}
+	if labels, _ := a.Slot(app.SlotPodLabels); labels != nil && labels.Kind == yaml.MappingNode {
+		yamlx.Delete(labels, a.IdentityKey)
+	}
+	if c := a.DriverContainerNode(); c != nil && c.Kind == yaml.MappingNode {
+		removeNamed(c, "volumeMounts")
+		if lc := yamlx.Get(c, "lifecycle"); lc != nil {
+			if app.IsOurPreStop(yamlx.Get(lc, "preStop")) {
+				yamlx.Delete(lc, "preStop")
+			}
+			if len(lc.Content) == 0 {
+				yamlx.Delete(c, "lifecycle")
+			}
+		}
 	}
 }

@@ -44,11 +44,15 @@ func uiPort(a *app.App, o Options) *yaml.Node {
 }
 
 // copyIPFamilies makes spec's ipFamilyPolicy and ipFamilies those of the driver Service: a
-// UI Service of another family would not reach a single-stack driver.
+// UI Service of another family would not reach a single-stack driver. Carriers other than a
+// spark-submit Pod have no driver Service yet: Spark will make it from
+// spark.kubernetes.driver.service.ipFamilyPolicy/ipFamilies, which are copied instead.
 func copyIPFamilies(a *app.App, spec *yaml.Node) {
 	var src *yaml.Node
 	if a.DriverService != nil {
 		src = yamlx.Get(a.DriverService.YNode(), "spec")
+	} else if !a.IsPod() {
+		src = app.WantIPFamilies(a)
 	}
 	for _, k := range []string{"ipFamilyPolicy", "ipFamilies"} {
 		if v := yamlx.Get(src, k); v != nil {

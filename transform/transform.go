@@ -6,6 +6,8 @@
 package transform
 
 import (
+	"errors"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
@@ -33,6 +35,10 @@ type Note struct {
 	Object *yaml.RNode
 	Rule   string
 	Msg    string
+	// Error marks a note that is an error (the rewrite could not be done), not information;
+	// Field is then the field at fault.
+	Error bool
+	Field string
 }
 
 // Apply rewrites every application of m and returns the resulting item list: the input
@@ -58,6 +64,20 @@ func Apply(m *app.Model, o Options) ([]*yaml.RNode, []Note) {
 			}
 			RemoveRuntime(a)
 			continue
+		}
+		if !a.IsPod() {
+			// Fail before adding anything: a carrier whose slots cannot be written gets no
+			// Service or RBAC that nothing would bind.
+			if err := PrepareCarrier(a); err != nil {
+				n := Note{App: a, Object: a.Pod, Rule: "SUI030", Error: true, Msg: err.Error()}
+				var se *app.ShapeError
+				if errors.As(err, &se) {
+					n.Field = se.Field
+					n.Msg = se.Kind + " " + nsSlash(se.Namespace, se.Name) + ": " + se.Field + " " + se.Msg + "; sparkui adds nothing for it"
+				}
+				notes = append(notes, n)
+				continue
+			}
 		}
 		if a.UIService == nil {
 			a.UIService = NewUIService(a, o)
@@ -104,7 +124,7 @@ func ownMeta(a *app.App, name string) *yaml.Node {
 }
 
 func ownLabels(a *app.App) *yaml.Node {
-	return yamlx.NewMap(names.LabelManagedBy, names.ManagedByValue, names.LabelAppSelector, a.AppID)
+	return yamlx.NewMap(names.LabelManagedBy, names.ManagedByValue, a.IdentityKey, a.IdentityValue)
 }
 
 // ensureOwnMeta makes an existing object's name, namespace and labels sparkui's again.
@@ -113,10 +133,17 @@ func ensureOwnMeta(rn *yaml.RNode, a *app.App, name string) {
 	yamlx.SetIfChanged(md, "name", yamlx.NewStr(name))
 	labels := yamlx.Ensure(md, "labels")
 	yamlx.SetIfChanged(labels, names.LabelManagedBy, yamlx.NewStr(names.ManagedByValue))
-	yamlx.SetIfChanged(labels, names.LabelAppSelector, yamlx.NewStr(a.AppID))
+	yamlx.SetIfChanged(labels, a.IdentityKey, yamlx.NewStr(a.IdentityValue))
 }
 
 func object(apiVersion, kind string, md *yaml.Node, rest ...any) *yaml.RNode {
 	n := yamlx.NewMap(append([]any{"apiVersion", apiVersion, "kind", kind, "metadata", md}, rest...)...)
 	return yaml.NewRNode(n)
+}
+
+func nsSlash(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
 }

@@ -117,35 +117,42 @@ func runFixture(t *testing.T, path string) framework.Results {
 		t.Fatal(err)
 	}
 	before := strings.Join(itemStrings(t, items), "---\n")
-	results := Run(&Context{Model: app.Build(items, fixtureSparkConf(t, r.FunctionConfig))})
+	conf, route := fixtureConfig(t, r.FunctionConfig)
+	results := Run(&Context{Model: app.BuildWith(items, app.CarrierOptions{SparkConf: conf, KubeflowRoute: route})})
 	if after := strings.Join(itemStrings(t, items), "---\n"); after != before {
 		t.Errorf("validation changed the items:\n%s", cmp.Diff(before, after))
 	}
 	return results
 }
 
-// fixtureSparkConf reads the fixture's functionConfig: a ConfigMap with mode: validate and
-// nothing else but spark.* keys (spec.sparkConf in the ConfigMap form). Anything else would
-// need the function's config loading, which the fixtures of the top-level testdata cover.
-func fixtureSparkConf(t *testing.T, fc *yaml.RNode) map[string]string {
+// fixtureConfig reads the fixture's functionConfig: a ConfigMap with mode: validate and
+// nothing else but spark.* keys (spec.sparkConf in the ConfigMap form) and kubeflowRoute.
+// Anything else would need the function's config loading, which the fixtures of the
+// top-level testdata cover.
+func fixtureConfig(t *testing.T, fc *yaml.RNode) (map[string]string, app.Route) {
 	t.Helper()
 	if fc == nil || fc.GetKind() != "ConfigMap" || fc.GetDataMap()["mode"] != "validate" {
 		t.Fatalf("functionConfig must be a ConfigMap with data.mode: validate")
 	}
 	var conf map[string]string
+	route := app.RouteTemplate
 	for k, v := range fc.GetDataMap() {
 		switch {
 		case k == "mode":
+		case k == "kubeflowRoute" && (v == "template" || v == "webhook"):
+			if v == "webhook" {
+				route = app.RouteWebhook
+			}
 		case strings.HasPrefix(k, "spark."):
 			if conf == nil {
 				conf = map[string]string{}
 			}
 			conf[k] = v
 		default:
-			t.Fatalf("functionConfig key %q: the rule fixtures take mode and spark.* keys only", k)
+			t.Fatalf("functionConfig key %q: the rule fixtures take mode, kubeflowRoute and spark.* keys only", k)
 		}
 	}
-	return conf
+	return conf, route
 }
 
 func itemStrings(t *testing.T, items []*yaml.RNode) []string {

@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"github.com/sparkui/sparkui/internal/app"
+
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/sparkui/sparkui/internal/yamlx"
@@ -34,10 +36,24 @@ spec: {ipFamilyPolicy: RequireDualStack, ipFamilies: [IPv6, IPv4]}
 func checkSUI005(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.UIService == nil || a.DriverService == nil {
+		if a.UIService == nil {
 			continue
 		}
 		ui := yamlx.Get(a.UIService.YNode(), "spec")
+		if a.DriverService == nil {
+			if a.IsPod() {
+				continue
+			}
+			// No driver Service before the run: Spark makes it from the conf's settings.
+			want := app.WantIPFamilies(a)
+			for _, k := range []string{"ipFamilyPolicy", "ipFamilies"} {
+				if !yamlx.Equal(yamlx.Get(ui, k), yamlx.Get(want, k)) {
+					out = append(out, Finding{Object: a.UIService, Field: "spec." + k,
+						Msg: "spec." + k + " differs from what Spark gives the driver Service of " + objName(a.Pod) + " (spark.kubernetes.driver.service.ipFamilyPolicy/ipFamilies): copy it"})
+				}
+			}
+			continue
+		}
 		drv := yamlx.Get(a.DriverService.YNode(), "spec")
 		_, drvName := metaName(a.DriverService)
 		for _, k := range []string{"ipFamilyPolicy", "ipFamilies"} {

@@ -35,12 +35,20 @@ spec:
 // RuntimeContainer finds the runtime among the Pod's init containers (where the native
 // sidecar lives); index -1 when absent.
 func RuntimeContainer(a *app.App) (int, *yaml.Node) {
-	for i, c := range yamlx.Items(yamlx.Get(a.Pod.YNode(), "spec", "initContainers")) {
+	i, c, _ := runtimeContainerAt(a)
+	return i, c
+}
+
+// runtimeContainerAt also gives the field path of the init containers the runtime belongs in
+// (spec.initContainers of a Pod, spec.driver.template.spec.initContainers, …).
+func runtimeContainerAt(a *app.App) (int, *yaml.Node, string) {
+	list, path := a.Slot(app.SlotInitContainers)
+	for i, c := range yamlx.Items(list) {
 		if yamlx.GetStr(c, "name") == sidecar.ContainerName {
-			return i, c
+			return i, c, path
 		}
 	}
-	return -1, nil
+	return -1, nil, path
 }
 
 // checkSUI008: a selectorless UI Service nobody binds never serves anything.
@@ -50,8 +58,8 @@ func checkSUI008(ctx *Context) []Finding {
 		if a.UIService == nil || !a.Settings.UIEnabled {
 			continue
 		}
-		if _, c := RuntimeContainer(a); c == nil {
-			out = append(out, Finding{Object: a.Pod, Field: "spec.initContainers",
+		if _, c, path := runtimeContainerAt(a); c == nil {
+			out = append(out, Finding{Object: a.Pod, Field: path,
 				Msg: "the UI Service " + a.UIServiceName + " has no runtime to bind it: the driver Pod has no " + sidecar.ContainerName + " sidecar"})
 		}
 	}

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -19,7 +20,7 @@ var SUI009 = Rule{
 	Severity: framework.Error,
 	Title:    "the runtime's settings disagree with the application",
 	Name:     "RuntimeSettings",
-	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network, --skip-ports, --ui-filters) disagree with the application, that is not a native sidecar (restartPolicy: Always), that lacks POD_NAME, POD_NAMESPACE and POD_UID from the downward API, whose --auth-bearer-file or --auth-header-file is not in a Secret volume mounted into it, or a driver Pod without the spark-app-selector label the runtime selects it by.",
+	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --guard-label, --selector, --owner-reference, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network, --skip-ports, --ui-filters) disagree with the application, that is not a native sidecar (restartPolicy: Always), that lacks POD_NAME, POD_NAMESPACE and POD_UID (and, for an operator resource or workload, the env its --selector names) from the downward API, whose --auth-bearer-file or --auth-header-file is not in a Secret volume mounted into it, or a driver Pod without the label the runtime selects it by (spark-app-selector for a spark-submit Pod, sparkui.dev/application on the pod template of an operator resource or workload).",
 	Why:      "The runtime then probes the wrong ports or binds another Service; without restartPolicy: Always it is an ordinary init container that never exits, so the driver never starts; without the downward-API env it cannot guard its patches or withdraw; without the label the bound Service selects nothing.",
 	Fix:      "Run sparkui-fn in transform mode again after changing spark.properties or the Pod: it rewrites the sidecar from the application.",
 	Failing: `kind: ConfigMap
@@ -52,11 +53,11 @@ var podEnv = map[string]string{
 func checkSUI009(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		i, c := RuntimeContainer(a)
+		i, c, list := runtimeContainerAt(a)
 		if c == nil || !a.Settings.UIEnabled {
 			continue
 		}
-		base := fmt.Sprintf("spec.initContainers[%d]", i)
+		base := fmt.Sprintf("%s[%d]", list, i)
 		if yamlx.GetStr(c, "restartPolicy") != "Always" {
 			out = append(out, Finding{Object: a.Pod, Field: base + ".restartPolicy",
 				Msg: "the runtime must be a native sidecar (restartPolicy: Always), or the driver never starts"})
@@ -81,15 +82,20 @@ func checkSUI009(ctx *Context) []Finding {
 			out = append(out, Finding{Object: a.Pod, Field: base + ".args", Msg: "the runtime's settings disagree with the application: " + diff})
 		}
 		// The runtime selects the driver by spark-app-selector=<app id>,spark-role=driver.
-		if app.Labels(a.Pod)[names.LabelAppSelector] != a.AppID {
-			out = append(out, Finding{Object: a.Pod, Field: "metadata.labels",
-				Msg: "the runtime binds the UI Service with selector " + names.LabelAppSelector + "=" + a.AppID + "," + names.LabelSparkRole + "=" + names.RoleDriver + ", but the driver Pod has no such label: the Service would select nothing"})
+		if labels, path := a.Slot(app.SlotPodLabels); yamlx.StringMap(labels)[a.IdentityKey] != a.IdentityValue {
+			out = append(out, Finding{Object: a.Pod, Field: path,
+				Msg: "the runtime binds the UI Service with selector " + a.IdentityKey + "=" + a.IdentityValue + "," + names.LabelSparkRole + "=" + names.RoleDriver + ", but the driver Pod has no such label: the Service would select nothing"})
 		}
 		env := map[string]string{}
 		for _, e := range yamlx.Items(yamlx.Get(c, "env")) {
 			env[yamlx.GetStr(e, "name")] = yamlx.GetStr(e, "valueFrom", "fieldRef", "fieldPath")
 		}
 		needEnv := []string{sidecar.EnvPodName, sidecar.EnvPodNamespace, sidecar.EnvPodUID}
+		extraEnv := map[string]string{}
+		for _, e := range a.RuntimeEnv() {
+			needEnv = append(needEnv, e[0])
+			extraEnv[e[0]] = e[1]
+		}
 		if sidecar.ExternalURIMode(got.ExternalURI) == sidecar.ExternalURINodePort {
 			needEnv = append(needEnv, sidecar.EnvHostIP)
 		}
@@ -103,9 +109,13 @@ func checkSUI009(ctx *Context) []Finding {
 			out = append(out, checkAuthFiles(a.Pod, c, base, got)...)
 		}
 		for _, name := range needEnv {
-			if env[name] != podEnv[name] {
+			wantPath := podEnv[name]
+			if p, ok := extraEnv[name]; ok {
+				wantPath = p
+			}
+			if env[name] != wantPath {
 				out = append(out, Finding{Object: a.Pod, Field: base + ".env",
-					Msg: fmt.Sprintf("the runtime needs env %s from the downward API (fieldRef %s)", name, podEnv[name])})
+					Msg: fmt.Sprintf("the runtime needs env %s from the downward API (fieldRef %s)", name, wantPath)})
 			}
 		}
 	}
@@ -127,6 +137,9 @@ func configDiff(got, want sidecar.Config) string {
 	}
 	add("--service", got.Service, want.Service)
 	add("--app-id", got.AppID, want.AppID)
+	add("--guard-label", got.GuardLabel, want.GuardLabel)
+	add("--selector", got.PodSelector, want.PodSelector)
+	add("--owner-reference", strconv.FormatBool(!got.NoOwnerReference), strconv.FormatBool(!want.NoOwnerReference))
 	add("--ui-port", got.UIPort, want.UIPort)
 	add("--max-retries", got.MaxRetries, want.MaxRetries)
 	add("--tls", got.TLS, want.TLS)

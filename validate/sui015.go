@@ -31,7 +31,10 @@ data:
 func checkSUI015(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.ConfError != nil {
+		if a.ConfError != nil && a.ConfigMap == nil {
+			// A workload's mounted spark-defaults.conf (app.Carrier.ConfFile).
+			out = append(out, Finding{Object: a.Pod, Msg: "the Spark conf of " + objName(a.Pod) + " is unreadable: " + a.ConfError.Msg})
+		} else if a.ConfError != nil {
 			out = append(out, Finding{Object: a.ConfigMap, Field: DataKeyPath(names.SparkPropertiesKey),
 				Msg: "spark.properties of " + objName(a.ConfigMap) + " is unreadable: " + a.ConfError.Msg})
 		}
@@ -39,6 +42,9 @@ func checkSUI015(ctx *Context) []Finding {
 			if a.ConfSource == app.FromConfigMap {
 				out = append(out, Finding{Object: a.ConfigMap, Field: DataKeyPath(names.SparkPropertiesKey),
 					Msg: "in spark.properties of " + objName(a.ConfigMap) + ": " + e.Error()})
+			} else if a.ConfSource == app.FromCarrier {
+				out = append(out, Finding{Object: a.Pod, Field: a.ConfField(e.Key),
+					Msg: "in the Spark conf of " + objName(a.Pod) + ": " + e.Error()})
 			} else {
 				out = append(out, Finding{Object: a.Pod, Field: "",
 					Msg: "functionConfig spec.sparkConf: " + e.Error()})

@@ -29,8 +29,13 @@ func checkSUI016(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
 		if a.ServiceAccount == "" {
-			out = append(out, Finding{Object: a.Pod, Field: "spec.serviceAccountName",
-				Msg: "the driver Pod names no ServiceAccount: it runs as \"default\", which then gets the runtime's grant; set spark.kubernetes.authenticate.driver.serviceAccountName"})
+			f := Finding{Object: a.Pod, Field: "spec.serviceAccountName",
+				Msg: "the driver Pod names no ServiceAccount: it runs as \"default\", which then gets the runtime's grant; set spark.kubernetes.authenticate.driver.serviceAccountName"}
+			if !a.IsPod() {
+				f.Field = a.ServiceAccountField()
+				f.Msg = "the driver names no ServiceAccount: it runs as \"default\", which then gets the runtime's grant; set " + f.Field
+			}
+			out = append(out, f)
 		}
 	}
 	return out

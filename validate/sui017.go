@@ -44,6 +44,9 @@ func checkSUI017(ctx *Context) []Finding {
 		if a.UIService == nil {
 			continue
 		}
+		if !a.IsPod() && a.Carrier.Kind == app.KindKubeflow && a.Carrier.Route == app.RouteWebhook {
+			continue // spec.driver.lifecycle: SUI033 reports it, as an error
+		}
 		c := a.DriverContainerNode()
 		if h := yamlx.Get(c, "lifecycle", "preStop"); h != nil && !app.IsOurPreStop(h) {
 			out = append(out, Finding{Object: a.Pod, Field: a.DriverContainerPath() + ".lifecycle.preStop",

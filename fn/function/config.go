@@ -30,11 +30,14 @@ type Config struct {
 	ExternalURI string
 	// authBoth: both credentials were set (an error checkAuth reports).
 	authBoth bool
+	// KubeflowRoute is spec.kubeflow.route: "template" (default) or "webhook".
+	KubeflowRoute string
 }
 
 func defaults() Config {
 	return Config{
-		Mode: "transform",
+		Mode:          "transform",
+		KubeflowRoute: "template",
 		Transform: transform.Options{
 			ServiceEnabled: true,
 			ServiceType:    "ClusterIP",
@@ -57,6 +60,7 @@ var configMapKeys = map[string][]string{
 	// "<secret name>/<key>": the typed form's {name, key}.
 	"authBearerSecret": {"spec", "runtime", "auth", "bearerTokenSecret"},
 	"authHeaderSecret": {"spec", "runtime", "auth", "headerSecret"},
+	"kubeflowRoute":    {"spec", "kubeflow", "route"},
 }
 
 // LoadConfig reads the functionConfig in either form. Any problem is a SUI014 result naming
@@ -260,6 +264,9 @@ func applyTyped(typed map[string]any, cfg *Config) {
 	}
 	if v, ok := get("spec", "rbac", "create"); ok {
 		cfg.Transform.CreateRBAC = v.(bool)
+	}
+	if v, ok := get("spec", "kubeflow", "route"); ok {
+		cfg.KubeflowRoute = v.(string)
 	}
 	if v, ok := get("spec", "sparkConf"); ok {
 		for k, val := range v.(map[string]any) {

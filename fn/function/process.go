@@ -24,15 +24,23 @@ func Process(rl *framework.ResourceList) error {
 		rl.Results = append(rl.Results, dups...)
 		return nil
 	}
-	m := app.Build(rl.Items, cfg.SparkConf)
+	opts := app.CarrierOptions{SparkConf: cfg.SparkConf}
+	if cfg.KubeflowRoute == "webhook" {
+		opts.KubeflowRoute = app.RouteWebhook
+	}
+	m := app.BuildWith(rl.Items, opts)
 	if cfg.Mode == "transform" {
 		items, notes := transform.Apply(m, cfg.Transform)
 		rl.Items = items
 		for _, n := range notes {
-			rl.Results = append(rl.Results, validate.NewResult(n.Rule, framework.Info, n.Object, "", n.Msg))
+			sev := framework.Info
+			if n.Error {
+				sev = framework.Error
+			}
+			rl.Results = append(rl.Results, validate.NewResult(n.Rule, sev, n.Object, n.Field, n.Msg))
 		}
 		// Validate what is written, with the very rules validate mode uses.
-		m = app.Build(rl.Items, cfg.SparkConf)
+		m = app.BuildWith(rl.Items, opts)
 	}
 	rl.Results = append(rl.Results, validate.Run(&validate.Context{
 		Model:                m,

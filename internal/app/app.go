@@ -1,6 +1,7 @@
-// Package app finds Spark applications in a list of KRM objects: each driver Pod with the
-// Services that select it, the ConfigMap that carries its spark.properties, the objects
-// sparkui added for it earlier, and the settings derived from all of these. Transform and
+// Package app finds Spark applications in a list of KRM objects: each driver found in a
+// carrier (a spark-submit driver Pod with the Services that select it and the ConfigMap that
+// carries its spark.properties; a kubeflow or Apache SparkApplication; a driver workload),
+// the objects sparkui added for it earlier, and the settings derived from all of these. Transform and
 // validate both work from this model, so they agree on what an application is.
 package app
 
@@ -22,6 +23,10 @@ type ConfSource string
 const (
 	FromConfigMap      ConfSource = "ConfigMap"
 	FromFunctionConfig ConfSource = "functionConfig"
+	// FromCarrier is an operator resource's spec.sparkConf, or a workload's conf (the
+	// functionConfig's sparkConf overlaid by a mounted spark-defaults.conf and the driver
+	// container's --conf arguments): Carrier.Conf.
+	FromCarrier ConfSource = "carrier"
 )
 
 // ConfError is a driver ConfigMap whose spark.properties cannot be read.
@@ -31,12 +36,24 @@ type ConfError struct {
 
 // App is one Spark application.
 type App struct {
-	Pod       *yaml.RNode
+	// Pod is the object the driver was found in: the spark-submit driver Pod itself, or the
+	// carrier (a SparkApplication, a ScheduledSparkApplication, a workload). Results about the
+	// driver's pod spec name this object, at paths under PathPrefix.
+	Pod *yaml.RNode
+	// Carrier is what was read from Pod (its Kind says which sort of carrier it is).
+	Carrier   *Carrier
 	Namespace string
-	PodName   string
-	// AppID is the spark-app-selector label value sparkui puts on what it adds and the
-	// runtime's guard tests: the Pod's label, else spark.app.id, else the Pod's name.
+	// PodName is the driver Pod's name when known at build time ("" otherwise).
+	PodName string
+	// AppID is, for a spark-submit Pod, the spark-app-selector label value sparkui puts on
+	// what it adds and the runtime's guard tests: the Pod's label, else spark.app.id, else the
+	// Pod's name. For the other carriers it is the Spark app id only when the conf fixes it
+	// (a workload's spark.app.id), "" otherwise: the runtime reads it at run time.
 	AppID string
+	// IdentityKey and IdentityValue are the label on everything sparkui adds for this
+	// application and on its driver Pod (design §2): spark-app-selector=<AppID> for a
+	// spark-submit Pod, sparkui.dev/application=<object name> for every other carrier.
+	IdentityKey, IdentityValue string
 	// Services select the driver Pod (sparkui's own UI Service excluded).
 	Services      []*yaml.RNode
 	DriverService *yaml.RNode // the one Spark created (…-driver-svc, else headless, else first)
@@ -78,6 +95,12 @@ func (a *App) SA() string {
 
 type nsName struct{ ns, name string }
 
+// CarrierError is a carrier kind's object whose fields have the wrong shape.
+type CarrierError struct {
+	Object *yaml.RNode
+	Err    *ShapeError
+}
+
 // Model is every application in an input, plus the input-wide facts rules need.
 type Model struct {
 	Apps  []*App
@@ -86,6 +109,12 @@ type Model struct {
 	Services map[string][]*yaml.RNode
 	// RBAC holds Roles, ClusterRoles, RoleBindings and ClusterRoleBindings.
 	RBAC []*yaml.RNode
+	// CarrierErrors are carriers whose fields have the wrong shape: no application was built
+	// from them, and they are written back unchanged.
+	CarrierErrors []CarrierError
+	// HistoryServers are carriers that run a Spark History Server (main class
+	// org.apache.spark.deploy.history.HistoryServer): no driver's UI, left alone.
+	HistoryServers []*Carrier
 	// Duplicates are objects of the kinds above (and Pods, ConfigMaps) whose kind, namespace
 	// and name an earlier item already has: applied, the later silently replaces the earlier.
 	Duplicates []*yaml.RNode
@@ -117,9 +146,21 @@ func Labels(rn *yaml.RNode) map[string]string {
 
 // IsOurs reports whether rn is something sparkui added for the application with appID.
 func IsOurs(rn *yaml.RNode, appID string) bool {
-	l := Labels(rn)
-	return l[names.LabelManagedBy] == names.ManagedByValue && l[names.LabelAppSelector] == appID
+	return IsOursBy(rn, names.LabelAppSelector, appID)
 }
+
+// IsOursBy reports whether rn is something sparkui added for the application whose identity
+// label is key=value.
+func IsOursBy(rn *yaml.RNode, key, value string) bool {
+	l := Labels(rn)
+	return l[names.LabelManagedBy] == names.ManagedByValue && l[key] == value
+}
+
+// Owns reports whether rn is something sparkui added for a.
+func (a *App) Owns(rn *yaml.RNode) bool { return IsOursBy(rn, a.IdentityKey, a.IdentityValue) }
+
+// IsPod reports whether a was found in a spark-submit driver Pod.
+func (a *App) IsPod() bool { return a.Carrier == nil || a.Carrier.Kind == KindPod }
 
 const (
 	annoPreviousNames      = "internal.config.kubernetes.io/previousNames"
@@ -172,8 +213,14 @@ func pickDriverService(svcs []*yaml.RNode) *yaml.RNode {
 	return nil
 }
 
-// DriverContainerNode is the driver container's mapping node, nil if the Pod has none.
+// DriverContainerNode is the driver container's mapping node, nil if the Pod has none. On
+// the kubeflow webhook route it is spec.driver, whose lifecycle, volumeMounts and ports the
+// operator's webhook copies into the Spark container.
 func (a *App) DriverContainerNode() *yaml.Node {
+	if !a.IsPod() {
+		n, _, _ := a.Carrier.Lookup(SlotDriverContainer)
+		return n
+	}
 	cs := yamlx.Items(yamlx.Get(a.Pod.YNode(), "spec", "containers"))
 	if a.DriverContainer < 0 || a.DriverContainer >= len(cs) {
 		return nil
@@ -181,9 +228,73 @@ func (a *App) DriverContainerNode() *yaml.Node {
 	return cs[a.DriverContainer]
 }
 
-// DriverContainerPath is the driver container's field path, e.g. "spec.containers[0]".
+// DriverContainerPath is the driver container's field path, e.g. "spec.containers[0]",
+// "spec.driver.template.spec.containers[0]".
 func (a *App) DriverContainerPath() string {
+	if !a.IsPod() {
+		_, p, _ := a.Carrier.Lookup(SlotDriverContainer)
+		return p
+	}
 	return "spec.containers[" + strconv.Itoa(a.DriverContainer) + "]"
+}
+
+// Slot is the node and field path of one of the driver's pod-level places (nil node when
+// absent; the path is then where it would be written).
+func (a *App) Slot(s Slot) (*yaml.Node, string) {
+	if a.IsPod() {
+		spec := yamlx.Get(a.Pod.YNode(), "spec")
+		switch s {
+		case SlotPodSpec:
+			return spec, "spec"
+		case SlotInitContainers:
+			return yamlx.Get(spec, "initContainers"), "spec.initContainers"
+		case SlotVolumes:
+			return yamlx.Get(spec, "volumes"), "spec.volumes"
+		case SlotPodLabels:
+			return yamlx.Get(a.Pod.YNode(), "metadata", "labels"), "metadata.labels"
+		case SlotDriverContainer:
+			return a.DriverContainerNode(), a.DriverContainerPath()
+		}
+	}
+	n, p, _ := a.Carrier.Lookup(s)
+	return n, p
+}
+
+// Containers is the driver pod spec's containers and their field path; none on the kubeflow
+// webhook route, which has no pod spec.
+func (a *App) Containers() (*yaml.Node, string) {
+	spec, p := a.Slot(SlotPodSpec)
+	if p == "" {
+		return nil, ""
+	}
+	return yamlx.Get(spec, "containers"), p + ".containers"
+}
+
+// ServiceAccountField is the field that sets (or would set) the driver's ServiceAccount.
+func (a *App) ServiceAccountField() string {
+	if a.IsPod() {
+		return "spec.serviceAccountName"
+	}
+	if a.Carrier.ServiceAccountPath != "" {
+		return a.Carrier.ServiceAccountPath
+	}
+	switch a.Carrier.Kind {
+	case KindKubeflow:
+		// driver.serviceAccount: the kubeflow validating webhook at HEAD refuses the conf key.
+		return joinPath(cat(a.Carrier.base, "driver", "serviceAccount")...)
+	case KindApache:
+		return `spec.sparkConf["` + KeyDriverSA + `"]`
+	}
+	return joinPath(a.Carrier.podSpecPath()...) + ".serviceAccountName"
+}
+
+// ConfField is the field path of Spark property key in the carrier's conf, "" when the conf
+// is not one field (spark-submit Pods, workloads).
+func (a *App) ConfField(key string) string {
+	if a.IsPod() || a.Carrier.ConfPath == "" {
+		return ""
+	}
+	return a.Carrier.ConfPath + `["` + key + `"]`
 }
 
 // Source is where an object came from, for results: the path and index annotations kustomize

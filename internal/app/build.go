@@ -15,11 +15,44 @@ import (
 // conf, its identity, the objects in the input that belong to it, and the names of what
 // sparkui adds for it. Names are handed out in carrier order, so a rerun gets the same ones.
 func (ix *index) build(c carrier, sparkConf map[string]string) *App {
-	a := &App{Pod: c.object, Namespace: c.namespace, PodName: c.name}
+	a := &App{Pod: c.object, Namespace: c.namespace, PodName: c.name,
+		Carrier: &Carrier{Kind: KindPod, Object: c.object, APIVersion: "v1", ObjectKind: "Pod", Name: c.name, Namespace: c.namespace}}
 	a.readPodSpec(c.podSpec)
 	a.readSparkConf(c.podSpec, ix.configMaps, sparkConf)
 	a.identify(c.labels)
+	a.IdentityKey, a.IdentityValue = names.LabelAppSelector, a.AppID
 	ix.attach(a, c.labels)
+	ix.name(a)
+	return a
+}
+
+// buildCarrier makes one application from a carrier other than a spark-submit Pod: its facts
+// come from the carrier, its identity is the object's name (the Spark app id is not known at
+// build time), and no Service of the input selects its driver (the driver Pod does not exist
+// yet; Spark creates its headless Service with the Pod).
+func (ix *index) buildCarrier(c *Carrier) *App {
+	a := &App{Pod: c.Object, Carrier: c, Namespace: c.Namespace, PodName: c.DriverPodName}
+	a.HostNetwork = c.HostNetwork
+	a.ServiceAccount = c.ServiceAccount
+	a.ConfSource = FromCarrier
+	a.Props = c.Conf
+	a.ConfError = c.ConfError
+	a.Settings, a.SettingErrors = sparkconf.Derive(a.Props)
+	a.DriverContainer = -1
+	if c.Kind == KindWorkload {
+		// The workload's Pod is the driver (client or driver-only mode): Spark's app id is
+		// spark.app.id when the conf sets it, else made up at start (local-…,
+		// spark-application-…).
+		if id := a.Props[sparkconf.KeyAppID]; id != "" && len(validation.IsValidLabelValue(id)) == 0 {
+			a.AppID = id
+		}
+	}
+	a.IdentityKey, a.IdentityValue = LabelApplication, c.Name
+	id := identityKey(a.IdentityKey, a.IdentityValue)
+	a.UIService = ix.claim(ix.carrierOurs[nsName{a.Namespace, id}])
+	a.Role = ix.claim(ix.carrierOursRBAC[kindKey{"Role", a.Namespace, id}])
+	a.RoleBinding = ix.claim(ix.carrierOursRBAC[kindKey{"RoleBinding", a.Namespace, id}])
+	a.Prefix = c.Prefix()
 	ix.name(a)
 	return a
 }
@@ -170,7 +203,7 @@ func (ix *index) name(a *App) {
 			return true
 		}
 		for _, r := range ix.rbacByName[nsName{a.Namespace, n}] {
-			if !IsOurs(r, a.AppID) {
+			if !a.Owns(r) {
 				return true
 			}
 		}

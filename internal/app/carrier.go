@@ -9,8 +9,9 @@ package app
 // really carries them into the driver Pod. Transform and validate work on the model built
 // from it and never look at the carrier's own field layout.
 //
-// Not wired yet: app.Build still handles spark-submit Pods only. docs/operators.md says
-// where each carrier's facts come from in the operators' sources.
+// app.BuildWith builds an application from every carrier (index.go, build.go's
+// buildCarrier; spark-submit Pods keep their own path there). docs/operators.md says where
+// each carrier's facts come from in the operators' sources.
 
 import (
 	"fmt"

@@ -48,19 +48,71 @@ func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config 
 	if role == sidecar.DefaultRole(a.UIServiceName) {
 		role = "" // the runtime's default
 	}
-	return sidecar.Config{
-		Role:        role,
-		ExternalURI: uri,
-		Service:     a.UIServiceName,
-		AppID:       a.AppID,
-		UIPort:      a.Settings.UIPort,
-		MaxRetries:  a.Settings.MaxRetries,
-		TLS:         a.Settings.TLS,
-		SSLPort:     a.Settings.SSLPort,
-		HostNetwork: a.HostNetwork,
-		SkipPorts:   sidecar.FormatPorts(a.Settings.SkipPorts(a.ConnectServer)),
-		UIFilters:   a.Props[sparkconf.KeyUIFilters],
+	var guard, selector, appID = "", "", a.AppID
+	if !a.IsPod() {
+		// A carrier's UI Service is the pipeline's, shared by the carrier's successive runs,
+		// and carries no app id: the runtime guards on the identity label, leaves the
+		// Service's owners alone (deleting a finished run's Pod must not collect it) and binds
+		// a selector naming the run's own label, whose value it has from the downward API
+		// (RuntimeEnv) through the kubelet's $(VAR) expansion of the args.
+		guard = a.IdentityKey + "=" + a.IdentityValue
+		if key, env := a.RunLabel(); key != "" {
+			selector = key + "=$(" + env + "),"
+		}
+		selector += guard + "," + names.LabelSparkRole + "=" + names.RoleDriver
 	}
+	return sidecar.Config{
+		GuardLabel:       guard,
+		PodSelector:      selector,
+		NoOwnerReference: !a.IsPod(),
+		Role:             role,
+		ExternalURI:      uri,
+		Service:          a.UIServiceName,
+		AppID:            appID,
+		UIPort:           a.Settings.UIPort,
+		MaxRetries:       a.Settings.MaxRetries,
+		TLS:              a.Settings.TLS,
+		SSLPort:          a.Settings.SSLPort,
+		HostNetwork:      a.HostNetwork,
+		SkipPorts:        sidecar.FormatPorts(a.Settings.SkipPorts(a.ConnectServer)),
+		UIFilters:        a.Props[sparkconf.KeyUIFilters],
+	}
+}
+
+// RunLabel is the label of a carrier's driver Pod that only this run's Pod carries, and the
+// env var the runtime reads its value from: Spark's spark-app-selector for an operator
+// (kubeflow: spark-<uuid>, new every run; Apache: <name>-<attempt>, new every attempt —
+// research in docs/operators.md), the Job controller's batch.kubernetes.io/controller-uid for
+// a Job or a CronJob's runs, the StatefulSet controller's statefulset.kubernetes.io/pod-name,
+// a Deployment's pod-template-hash (one per rollout: SUI035/SUI036 keep it to one driver Pod).
+// "" for a spark-submit Pod, whose app id is known at build time.
+func (a *App) RunLabel() (key, env string) {
+	if a.Carrier == nil {
+		return "", ""
+	}
+	switch a.Carrier.Kind {
+	case KindKubeflow, KindApache:
+		return names.LabelAppSelector, sidecar.EnvAppID
+	case KindWorkload:
+		switch a.Carrier.ObjectKind {
+		case "Job", "CronJob":
+			return "batch.kubernetes.io/controller-uid", sidecar.EnvRunLabel
+		case "StatefulSet":
+			return "statefulset.kubernetes.io/pod-name", sidecar.EnvRunLabel
+		case "Deployment":
+			return "pod-template-hash", sidecar.EnvRunLabel
+		}
+	}
+	return "", ""
+}
+
+// RuntimeEnv is the downward-API env the runtime needs beyond POD_NAME, POD_NAMESPACE and
+// POD_UID: env name to fieldPath, in a fixed order.
+func (a *App) RuntimeEnv() [][2]string {
+	if key, env := a.RunLabel(); key != "" {
+		return [][2]string{{env, "metadata.labels['" + key + "']"}}
+	}
+	return nil
 }
 
 // IsOurPreStop reports whether a preStop handler runs the runtime's withdraw command.
@@ -113,4 +165,26 @@ func RuntimeOwnedFields(svc *yaml.Node) []RuntimeOwned {
 			What: "the " + names.AnnotationResolvedExternalURI + " annotation", Value: yamlx.Str(v), parent: ann, key: names.AnnotationResolvedExternalURI})
 	}
 	return out
+}
+
+// WantIPFamilies is a mapping with the ipFamilyPolicy and ipFamilies a carrier's UI Service
+// copies from Spark's spark.kubernetes.driver.service.ipFamil* settings (keys absent when
+// unset): the driver Service Spark creates gets exactly these (KubernetesDriverConf), and
+// neither operator sets IP families on a Service of its own.
+func WantIPFamilies(a *App) *yaml.Node {
+	m := yamlx.NewMap()
+	if a.Carrier == nil {
+		return m
+	}
+	if a.Carrier.IPFamilyPolicy != "" {
+		yamlx.Set(m, "ipFamilyPolicy", yamlx.NewStr(a.Carrier.IPFamilyPolicy))
+	}
+	if len(a.Carrier.IPFamilies) > 0 {
+		var fs []any
+		for _, f := range a.Carrier.IPFamilies {
+			fs = append(fs, f)
+		}
+		yamlx.Set(m, "ipFamilies", yamlx.NewSeq(fs...))
+	}
+	return m
 }

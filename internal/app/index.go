@@ -1,35 +1,71 @@
 package app
 
 import (
+	"errors"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
-// Build finds the applications in items. sparkConf stands in for spark.properties for
-// applications whose ConfigMap is not in the input.
+// Build finds the applications in items with the default kubeflow route. sparkConf stands
+// in for spark.properties for applications whose ConfigMap is not in the input.
+func Build(items []*yaml.RNode, sparkConf map[string]string) *Model {
+	return BuildWith(items, CarrierOptions{SparkConf: sparkConf})
+}
+
+// BuildWith finds the applications in items. opts.SparkConf stands in for spark.properties
+// for spark-submit Pods whose ConfigMap is not in the input, and is the base of a workload's
+// conf; opts.KubeflowRoute places kubeflow additions (opts.ConfigMap is set here).
 //
 // It runs in two steps: index the whole input once (the carriers of applications, and what an
 // application refers to by name or selector), then build each application from its carrier
 // against that index. A new kind of carrier adds to the first step only.
-func Build(items []*yaml.RNode, sparkConf map[string]string) *Model {
+func BuildWith(items []*yaml.RNode, opts CarrierOptions) *Model {
 	m := &Model{Items: items, Services: map[string][]*yaml.RNode{}}
 	ix := newIndex(m)
+	opts.ConfigMap = func(ns, name string) *yaml.RNode { return ix.configMaps[nsName{ns, name}] }
 	for _, c := range ix.carriers {
-		m.Apps = append(m.Apps, ix.build(c, sparkConf))
+		if c.object != nil {
+			m.Apps = append(m.Apps, ix.build(c, opts.SparkConf))
+			continue
+		}
+		cr, err := DetectCarrier(c.other, opts)
+		var se *ShapeError
+		switch {
+		case errors.As(err, &se):
+			m.CarrierErrors = append(m.CarrierErrors, CarrierError{c.other, se})
+		case err != nil:
+			m.CarrierErrors = append(m.CarrierErrors, CarrierError{c.other, &ShapeError{Msg: err.Error()}})
+		case cr == nil:
+		case cr.IsHistoryServer():
+			m.HistoryServers = append(m.HistoryServers, cr)
+		default:
+			m.Apps = append(m.Apps, ix.buildCarrier(cr))
+		}
 	}
 	return m
 }
 
-// carrier is where one application was found: the object holding the driver's pod spec, and
-// the driver's namespace, name and labels. Only spark-submit's driver Pod is one today, its
-// pod spec its own.
+// carrier is where one application was found: a spark-submit driver Pod (object, with the
+// driver's namespace, name, labels and pod spec), or another carrier kind's object (other),
+// read by DetectCarrier once the whole input is indexed.
 type carrier struct {
 	object          *yaml.RNode
 	namespace, name string
 	podSpec         *yaml.Node
 	labels          map[string]string
+
+	other *yaml.RNode
+}
+
+// carrierKinds are the apiVersion/kind pairs DetectCarrier reads (besides v1 Pod).
+var carrierKinds = map[[2]string]bool{
+	{"apps/v1", "Deployment"}: true, {"apps/v1", "StatefulSet"}: true,
+	{"batch/v1", "Job"}: true, {"batch/v1", "CronJob"}: true,
+	{kubeflowAPIVersion, "SparkApplication"}: true, {kubeflowAPIVersion, "ScheduledSparkApplication"}: true,
+	{"spark.apache.org/v1", "SparkApplication"}: true, {"spark.apache.org/v1beta1", "SparkApplication"}: true,
 }
 
 func podCarrier(pod *yaml.RNode) carrier {
@@ -43,7 +79,30 @@ type svcInfo struct {
 	selector map[string]string
 }
 
+// kindKey finds what sparkui added for an application: id is identityKey(key, value).
 type kindKey struct{ kind, ns, appID string }
+
+// identityKey is how the index keys an application's identity label: the bare app id for
+// spark-app-selector (as before carriers existed), "key=value" for any other key (label
+// values cannot contain "=", so the two never meet).
+func identityKey(key, value string) string {
+	if key == names.LabelAppSelector {
+		return value
+	}
+	return key + "=" + value
+}
+
+// identities are the identity keys an object sparkui added carries.
+func identities(l map[string]string) []string {
+	var out []string
+	if id := l[names.LabelAppSelector]; id != "" {
+		out = append(out, id)
+	}
+	if n := l[LabelApplication]; n != "" {
+		out = append(out, identityKey(LabelApplication, n))
+	}
+	return out
+}
 
 // index is the input, looked up the ways building an application needs, plus the names
 // already handed out to the applications built so far.
@@ -58,8 +117,15 @@ type index struct {
 	ours           map[nsName]*yaml.RNode
 	svcByName      map[nsName][]*yaml.RNode
 
-	oursRBAC   map[kindKey]*yaml.RNode
-	rbacByName map[nsName][]*yaml.RNode
+	oursRBAC map[kindKey]*yaml.RNode
+	// carrierOurs and carrierOursRBAC list, in input order, every object sparkui added for
+	// a carrier identity: two carriers of one name in one namespace (a SparkApplication and a
+	// Job called x) share the label sparkui.dev/application=x, and each claims its own in
+	// turn (claimed), so a rerun gives each the objects it got the first time.
+	carrierOurs     map[nsName][]*yaml.RNode
+	carrierOursRBAC map[kindKey][]*yaml.RNode
+	claimed         map[*yaml.RNode]bool
+	rbacByName      map[nsName][]*yaml.RNode
 
 	usedSvc, usedBinder map[nsName]bool
 }
@@ -67,15 +133,18 @@ type index struct {
 // newIndex reads every item once, filling m's input-wide facts (Services, RBAC, Duplicates).
 func newIndex(m *Model) *index {
 	ix := &index{
-		configMaps:     map[nsName]*yaml.RNode{},
-		bySelectorApp:  map[nsName][]svcInfo{},
-		otherSelecting: map[string][]svcInfo{},
-		ours:           map[nsName]*yaml.RNode{},
-		svcByName:      map[nsName][]*yaml.RNode{},
-		oursRBAC:       map[kindKey]*yaml.RNode{},
-		rbacByName:     map[nsName][]*yaml.RNode{},
-		usedSvc:        map[nsName]bool{},
-		usedBinder:     map[nsName]bool{},
+		configMaps:      map[nsName]*yaml.RNode{},
+		bySelectorApp:   map[nsName][]svcInfo{},
+		otherSelecting:  map[string][]svcInfo{},
+		ours:            map[nsName]*yaml.RNode{},
+		svcByName:       map[nsName][]*yaml.RNode{},
+		oursRBAC:        map[kindKey]*yaml.RNode{},
+		carrierOurs:     map[nsName][]*yaml.RNode{},
+		carrierOursRBAC: map[kindKey][]*yaml.RNode{},
+		claimed:         map[*yaml.RNode]bool{},
+		rbacByName:      map[nsName][]*yaml.RNode{},
+		usedSvc:         map[nsName]bool{},
+		usedBinder:      map[nsName]bool{},
 	}
 	type identity struct{ group, kind, ns, name string }
 	seen := map[identity]bool{}
@@ -108,6 +177,8 @@ func newIndex(m *Model) *index {
 					ix.configMaps[prev] = it
 				}
 			}
+		case carrierKinds[[2]string{av, kind}]:
+			ix.carriers = append(ix.carriers, carrier{other: it})
 		case av == "rbac.authorization.k8s.io/v1":
 			switch kind {
 			case "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding":
@@ -125,9 +196,12 @@ func newIndex(m *Model) *index {
 		ix.rbacByName[nsName{ns, name}] = append(ix.rbacByName[nsName{ns, name}], r)
 		l := Labels(r)
 		if l[names.LabelManagedBy] == names.ManagedByValue {
-			k := kindKey{yamlx.GetStr(r.YNode(), "kind"), ns, l[names.LabelAppSelector]}
-			if ix.oursRBAC[k] == nil {
-				ix.oursRBAC[k] = r
+			for _, id := range identities(l) {
+				k := kindKey{yamlx.GetStr(r.YNode(), "kind"), ns, id}
+				if ix.oursRBAC[k] == nil {
+					ix.oursRBAC[k] = r
+				}
+				ix.carrierOursRBAC[k] = append(ix.carrierOursRBAC[k], r)
 			}
 		}
 	}
@@ -139,8 +213,11 @@ func (ix *index) addService(ns string, svc *yaml.RNode) {
 	ix.svcByName[nsName{ns, name}] = append(ix.svcByName[nsName{ns, name}], svc)
 	l := Labels(svc)
 	if l[names.LabelManagedBy] == names.ManagedByValue {
-		if id := l[names.LabelAppSelector]; id != "" && ix.ours[nsName{ns, id}] == nil {
-			ix.ours[nsName{ns, id}] = svc
+		for _, id := range identities(l) {
+			if ix.ours[nsName{ns, id}] == nil {
+				ix.ours[nsName{ns, id}] = svc
+			}
+			ix.carrierOurs[nsName{ns, id}] = append(ix.carrierOurs[nsName{ns, id}], svc)
 		}
 		return
 	}
@@ -153,4 +230,15 @@ func (ix *index) addService(ns string, svc *yaml.RNode) {
 	} else {
 		ix.otherSelecting[ns] = append(ix.otherSelecting[ns], svcInfo{svc, sel})
 	}
+}
+
+// claim is the first of objs no application has claimed yet, now claimed; nil if none.
+func (ix *index) claim(objs []*yaml.RNode) *yaml.RNode {
+	for _, o := range objs {
+		if !ix.claimed[o] {
+			ix.claimed[o] = true
+			return o
+		}
+	}
+	return nil
 }

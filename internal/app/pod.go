@@ -5,8 +5,8 @@ import (
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
-// detectPod recognises a spark-submit driver Pod: a v1 Pod labelled spark-role=driver, the
-// carrier app.Build handles today. Its conf lives in the ConfigMap mounted as the driver's
+// detectPod recognises a spark-submit driver Pod: a v1 Pod labelled spark-role=driver.
+// BuildWith builds these from the index (build.go build), not through DetectCarrier. Its conf lives in the ConfigMap mounted as the driver's
 // conf volume and its prefix follows the driver Service, both of which only the indexed
 // input knows: Build keeps finding those (app.go), the carrier gives the rest.
 func (c *Carrier) detectPod() (bool, error) {

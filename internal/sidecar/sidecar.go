@@ -75,6 +75,13 @@ const (
 	// needs the parent map to exist, and metadata.labels exists whenever the guard label
 	// does. The manifests never declare it, so a re-apply keeps it.
 	LabelBoundPod = "sparkui.dev/bound-pod"
+
+	// EnvRunLabel carries, for a driver workload (Deployment, StatefulSet, Job, CronJob), the
+	// value of the label that tells this Pod's run from the workload's other Pods (downward
+	// API fieldRef metadata.labels['<key>'], key from the function); the function writes it
+	// into --selector as $(EnvRunLabel), which the kubelet expands when the container starts.
+	// It is not a SPARKUI_<FLAG> name of any flag, so the runtime never reads it as one.
+	EnvRunLabel = "SPARKUI_RUN_LABEL_VALUE"
 )
 
 // Config is what the runtime needs to know about its application.

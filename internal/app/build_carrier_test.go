@@ -1,0 +1,95 @@
+package app
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkui/sparkui/internal/sidecar"
+)
+
+// TestBuildCarriers: every carrier fixture becomes one application with the names, identity,
+// conf-derived settings and runtime settings design §2/§3 give it, and the places its
+// additions go; the spark-submit identity is left to Pods.
+func TestBuildCarriers(t *testing.T) {
+	type want struct {
+		podName, sa, uiSvc, binder, driverPath string
+		uiPort                                 int
+		hostNet                                bool
+		runtime                                sidecar.Config
+	}
+	// Operators: the run's spark-app-selector through $(SPARKUI_APP_ID), no owner.
+	cfg := func(name, svc string, port int, hostNet bool) sidecar.Config {
+		return sidecar.Config{Service: svc, UIPort: port, MaxRetries: 16, HostNetwork: hostNet,
+			GuardLabel:       "sparkui.dev/application=" + name,
+			PodSelector:      "spark-app-selector=$(SPARKUI_APP_ID),sparkui.dev/application=" + name + ",spark-role=driver",
+			NoOwnerReference: true, SkipPorts: "7078,7079"}
+	}
+	for _, tc := range []struct {
+		file  string
+		route Route
+		want  want
+	}{
+		{"kubeflow-sparkapplication.yaml", RouteTemplate, want{"pi-estimate-driver", "pi-driver", "pi-estimate-sparkui-ui-svc", "pi-estimate-sparkui-ui-svc-binder",
+			"spec.driver.template.spec.containers[0]", 4045, false, cfg("pi-estimate", "pi-estimate-sparkui-ui-svc", 4045, false)}},
+		{"kubeflow-sparkapplication.yaml", RouteWebhook, want{"pi-estimate-driver", "pi-driver", "pi-estimate-sparkui-ui-svc", "pi-estimate-sparkui-ui-svc-binder",
+			"spec.driver", 4045, false, cfg("pi-estimate", "pi-estimate-sparkui-ui-svc", 4045, false)}},
+		{"apache-v1.yaml", RouteTemplate, want{"", "pi-runner", "pi-autoscaled-sparkui-ui-svc", "pi-autoscaled-sparkui-ui-svc-binder",
+			"spec.driverSpec.podTemplateSpec.spec.containers[0]", 4040, false, cfg("pi-autoscaled", "pi-autoscaled-sparkui-ui-svc", 4040, false)}},
+		// A workload: no app id label to read (nobody but Spark's submission sets it), and
+		// the conf (spark-defaults.conf from its ConfigMap) sets no spark.app.id.
+		{"notebook-statefulset.yaml", RouteTemplate, want{"", "lab-spark", "lab-sparkui-ui-svc", "lab-sparkui-ui-svc-binder",
+			"spec.template.spec.containers[0]", 4041, false, sidecar.Config{Service: "lab-sparkui-ui-svc", UIPort: 4041, MaxRetries: 4,
+				GuardLabel:       "sparkui.dev/application=lab",
+				PodSelector:      "statefulset.kubernetes.io/pod-name=$(SPARKUI_RUN_LABEL_VALUE),sparkui.dev/application=lab,spark-role=driver",
+				NoOwnerReference: true}}},
+	} {
+		t.Run(tc.file+"/"+tc.route.String(), func(t *testing.T) {
+			m := BuildWith(fixture(t, tc.file), CarrierOptions{KubeflowRoute: tc.route})
+			if len(m.Apps) != 1 || len(m.CarrierErrors) != 0 {
+				t.Fatalf("%d apps, errors %v", len(m.Apps), m.CarrierErrors)
+			}
+			a := m.Apps[0]
+			got := want{a.PodName, a.ServiceAccount, a.UIServiceName, a.BinderName, a.DriverContainerPath(), a.Settings.UIPort, a.HostNetwork, a.RuntimeConfig(sidecar.ExternalURINone)}
+			if d := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+			if a.IsPod() || a.IdentityKey != LabelApplication || a.IdentityValue != a.Carrier.Name || a.Prefix != a.Carrier.Name+"-sparkui" {
+				t.Errorf("identity %s=%s, prefix %s", a.IdentityKey, a.IdentityValue, a.Prefix)
+			}
+			if a.ConfSource != FromCarrier {
+				t.Errorf("conf from %s", a.ConfSource)
+			}
+		})
+	}
+}
+
+// TestBuildHistoryServerAndBadShapes: a History Server is no application, an unreadable
+// carrier is an error with its object, and neither stops the others.
+func TestBuildHistoryServerAndBadShapes(t *testing.T) {
+	objs := readObjects(t, `apiVersion: spark.apache.org/v1
+kind: SparkApplication
+metadata: {name: shs, namespace: x}
+spec: {mainClass: org.apache.spark.deploy.history.HistoryServer, runtimeVersions: {sparkVersion: 4.0.1}}
+---
+apiVersion: spark.apache.org/v1beta1
+kind: SparkApplication
+metadata: {name: bad, namespace: x}
+spec: {sparkConf: [a], runtimeVersions: {sparkVersion: 4.0.1}}
+---
+apiVersion: spark.apache.org/v1
+kind: SparkApplication
+metadata: {name: ok, namespace: x}
+spec: {runtimeVersions: {sparkVersion: 4.0.1}}
+`)
+	m := Build(objs, nil)
+	if len(m.Apps) != 1 || m.Apps[0].Carrier.Name != "ok" {
+		t.Errorf("apps %v", m.Apps)
+	}
+	if len(m.HistoryServers) != 1 || m.HistoryServers[0].Name != "shs" {
+		t.Errorf("history servers %v", m.HistoryServers)
+	}
+	if len(m.CarrierErrors) != 1 || m.CarrierErrors[0].Object != objs[1] || m.CarrierErrors[0].Err.Field != "spec.sparkConf" {
+		t.Errorf("carrier errors %+v", m.CarrierErrors)
+	}
+}

@@ -1,0 +1,43 @@
+package validate
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+	"github.com/sparkui/sparkui/internal/app"
+)
+
+// SUI032: the kubeflow operator's own UI Service will also exist.
+var SUI032 = Rule{
+	ID:       "SUI032",
+	Severity: framework.Warning,
+	Title:    "the kubeflow operator's own UI Service will also exist",
+	Name:     "KubeflowOwnUIService",
+	Catches:  "A kubeflow SparkApplication or ScheduledSparkApplication with the UI on: the operator, unless switched off operator-wide, creates its own Service <app>-ui-svc for every run.",
+	Why:      "That Service selects the driver by sparkoperator.k8s.io/app-name and spark-role=driver and targets the declared spark.ui.port (else 4040), not the port the UI really bound: when Spark moves to port+N, or with TLS, it points at the wrong port, and it takes over any Service of its name (internal/controller/sparkapplication/web_ui.go, driveringress.go). sparkui's <app>-sparkui-ui-svc never collides with it, but users may reach for the wrong one.",
+	Fix:      "Use sparkui's <app>-sparkui-ui-svc. To have only that one, switch the operator's off, operator-wide (there is no per-application switch): controller flag --enable-ui-service=false, Helm value controller.uiService.enable=false (v1.x: -enable-ui-service=false, Helm uiService.enable=false).",
+	Failing: `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata:
+  name: pi        # SUI032 (warning): the operator also creates pi-ui-svc
+`,
+	PassingNote: "Nothing in the resource turns the operator's Service off: it is an operator-wide setting. An application with spark.ui.enabled=false passes.",
+	Check:       checkSUI032,
+}
+
+// checkSUI032 warns once per kubeflow application whose UI is on.
+func checkSUI032(ctx *Context) []Finding {
+	var out []Finding
+	for _, a := range ctx.Model.Apps {
+		if a.IsPod() || a.Carrier.Kind != app.KindKubeflow || !a.Settings.UIEnabled {
+			continue
+		}
+		theirs := a.Carrier.Name + "-ui-svc"
+		if a.Carrier.ObjectKind == "ScheduledSparkApplication" {
+			theirs = "<run>-ui-svc for every run <" + a.Carrier.Name + "-timestamp>"
+		}
+		ours := a.UIServiceName
+		out = append(out, Finding{Object: a.Pod,
+			Msg: "the kubeflow operator also creates " + theirs + ", which targets the declared spark.ui.port (else 4040), not the port the UI bound: use " + ours + ", or switch the operator's off operator-wide (--enable-ui-service=false, Helm controller.uiService.enable=false)"})
+	}
+	return out
+}

@@ -1,0 +1,57 @@
+package validate
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+// SUI033: a user driver.lifecycle on a kubeflow application.
+var SUI033 = Rule{
+	ID:       "SUI033",
+	Severity: framework.Error,
+	Title:    "a kubeflow driver.lifecycle replaces the withdraw hook",
+	Name:     "KubeflowDriverLifecycle",
+	Catches:  "A kubeflow SparkApplication or ScheduledSparkApplication whose spec.driver.lifecycle holds anything but sparkui's preStop withdraw hook. On the webhook route that is an error; on the template route a warning.",
+	Why:      "The operator's mutating webhook sets the Spark container's whole lifecycle to driver.lifecycle (internal/webhook/sparkpod_defaulter.go addPodLifeCycleConfig). On the webhook route sparkui's preStop lives there, and a user preStop keeps it out (a user postStart alone is kept beside it, but a preStop of yours wins); on the template route, wherever the webhook is installed (the v2.x chart default), driver.lifecycle replaces the lifecycle of the template's driver container, hook included. Without the hook the UI Service is withdrawn only after the driver got SIGTERM.",
+	Fix:      "Remove spec.driver.lifecycle, or on the webhook route chain the hooks: run /opt/sparkui/sparkui-runtime withdraw --socket=/opt/sparkui/runtime.sock --timeout=10s first in your preStop. On the template route, put your hooks on the template's spark-kubernetes-driver container instead.",
+	Failing: `spec:
+  driver:
+    lifecycle:
+      preStop:
+        exec: {command: [/bin/sh, -c, sleep 5]}   # SUI033 spec.driver.lifecycle
+`,
+	Passing: `spec:
+  driver:
+    lifecycle:
+      preStop:
+        exec:
+          command: [/opt/sparkui/sparkui-runtime, withdraw, --socket=/opt/sparkui/runtime.sock, --timeout=10s]
+`,
+	Check: checkSUI033,
+}
+
+// checkSUI033: the carrier reports driver.lifecycle wherever it is set (app.Carrier
+// UserLifecyclePath); only sparkui's own hook, on the webhook route, is fine.
+func checkSUI033(ctx *Context) []Finding {
+	var out []Finding
+	for _, a := range ctx.Model.Apps {
+		if a.IsPod() || a.Carrier.Kind != app.KindKubeflow || a.Carrier.UserLifecyclePath == "" || !a.Settings.UIEnabled {
+			continue
+		}
+		lc, _, _ := a.Carrier.Lookup(app.SlotDriverContainer)
+		if a.Carrier.Route == app.RouteWebhook {
+			l := yamlx.Get(lc, "lifecycle")
+			if h := yamlx.Get(l, "preStop"); h == nil || app.IsOurPreStop(h) {
+				continue
+			}
+			out = append(out, Finding{Object: a.Pod, Field: a.Carrier.UserLifecyclePath + ".preStop",
+				Msg: "driver.lifecycle has a preStop of its own: the operator's webhook makes it the Spark container's, and sparkui's withdraw hook is not installed; chain the hooks (run /opt/sparkui/sparkui-runtime withdraw first)"})
+			continue
+		}
+		out = append(out, Finding{Object: a.Pod, Field: a.Carrier.UserLifecyclePath, Severity: framework.Warning,
+			Msg: "driver.lifecycle is set: wherever the operator's webhook is installed it replaces the lifecycle of the template's driver container, and sparkui's withdraw hook there is lost; put your hooks on the template's spark-kubernetes-driver container"})
+	}
+	return out
+}

@@ -1,0 +1,45 @@
+package validate
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+	"github.com/sparkui/sparkui/internal/app"
+)
+
+// SUI036: two drivers of one carrier can overlap.
+var SUI036 = Rule{
+	ID:       "SUI036",
+	Severity: framework.Warning,
+	Title:    "two drivers of one application can run at once",
+	Name:     "OverlappingDrivers",
+	Catches:  "A driver Deployment with the RollingUpdate strategy (the default), a driver CronJob with concurrencyPolicy Allow (the default), or a kubeflow ScheduledSparkApplication with concurrencyPolicy Allow.",
+	Why:      "A rolling update starts the new driver before the old one stops; Allow starts the next run while the last one still runs. Both drivers share the one UI Service: it serves whichever bound last, and the runtime's guard keeps the old one's withdrawal from unbinding the new, but during the overlap the Service shows the newer UI only.",
+	Fix:      "Deployment: strategy.type: Recreate. CronJob, ScheduledSparkApplication: concurrencyPolicy: Forbid (or Replace).",
+	Failing: `kind: CronJob
+spec:
+  schedule: "0 2 * * *"   # SUI036 spec.concurrencyPolicy (Allow by default)
+`,
+	Passing: `spec:
+  concurrencyPolicy: Forbid
+`,
+	Check: checkSUI036,
+}
+
+func checkSUI036(ctx *Context) []Finding {
+	var out []Finding
+	for _, a := range ctx.Model.Apps {
+		if a.IsPod() {
+			continue
+		}
+		c := a.Carrier
+		switch {
+		case c.Kind == app.KindWorkload && c.ObjectKind == "Deployment" && c.Strategy == "RollingUpdate":
+			out = append(out, Finding{Object: a.Pod, Field: "spec.strategy.type",
+				Msg: "the Deployment updates with RollingUpdate (also the default when unset): the new driver starts before the old one stops and both share the UI Service; use strategy.type: Recreate"})
+		case (c.ObjectKind == "CronJob" || c.ObjectKind == "ScheduledSparkApplication") && c.ConcurrencyPolicy == "Allow":
+			out = append(out, Finding{Object: a.Pod, Field: "spec.concurrencyPolicy",
+				Msg: "concurrencyPolicy is Allow" + map[bool]string{true: " (also the CronJob default when unset)"}[c.ObjectKind == "CronJob"] + ": the next run can start while the last still runs, and both share the UI Service; use Forbid or Replace"})
+		}
+	}
+	return out
+}

@@ -1,0 +1,41 @@
+package validate
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+)
+
+// SUI039: the kubeflow template route for a Spark 2 application.
+var SUI039 = Rule{
+	ID:       "SUI039",
+	Severity: framework.Error,
+	Title:    "kubeflow driver template for a Spark version below 3",
+	Name:     "KubeflowTemplateSparkVersion",
+	Catches:  "A kubeflow SparkApplication or ScheduledSparkApplication on the template route (kubeflow.route: template, the default) whose spec.sparkVersion is below 3.",
+	Why:      "The operator's validating webhook refuses a driver template for such an application (internal/webhook/sparkapplication_validator.go: \"pod template feature requires Spark version 3.0.0 or higher\"), and Spark 2 cannot load one: the runtime sparkui put in spec.driver.template would never run.",
+	Fix:      "Run the function with kubeflow.route: webhook (ConfigMap key kubeflowRoute=webhook) for these applications, with the operator's mutating webhook on, or move the application to Spark 3.",
+	Failing: `spec:
+  sparkVersion: 2.4.8   # SUI039 spec.sparkVersion
+  driver:
+    template: {…}
+`,
+	Passing: `spec:
+  sparkVersion: 3.5.5
+`,
+	Check: checkSUI039,
+}
+
+func checkSUI039(ctx *Context) []Finding {
+	var out []Finding
+	for _, a := range ctx.Model.Apps {
+		if a.IsPod() || !a.Carrier.TemplateRouteRefused() {
+			continue
+		}
+		field := "spec.sparkVersion"
+		if a.Carrier.ObjectKind == "ScheduledSparkApplication" {
+			field = "spec.template.sparkVersion"
+		}
+		out = append(out, Finding{Object: a.Pod, Field: field,
+			Msg: "sparkVersion " + a.Carrier.SparkVersion + " is below 3: the operator refuses a driver template for it, so the runtime in spec.driver.template would never run; use kubeflow.route: webhook for it"})
+	}
+	return out
+}
