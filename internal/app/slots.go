@@ -1,0 +1,146 @@
+package app
+
+import (
+	"fmt"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+// Where the function writes in a carrier: the slots, per route.
+
+// Slot is a place in the carrier where a pod-level addition goes.
+type Slot int
+
+const (
+	// SlotPodSpec is the driver's pod spec (hostNetwork, serviceAccountName, …). The webhook
+	// route has none to write to.
+	SlotPodSpec Slot = iota
+	// SlotInitContainers is the sequence the runtime sidecar is appended to.
+	SlotInitContainers
+	// SlotVolumes is the sequence of pod volumes. On the kubeflow webhook route the
+	// webhook adds a volume only if the driver mounts it (SlotDriverContainer's
+	// volumeMounts): a volume used only by the sidecar is never added.
+	SlotVolumes
+	// SlotDriverContainer is the driver container's mapping (its lifecycle and
+	// volumeMounts). On the kubeflow webhook route it is spec.driver, whose lifecycle
+	// replaces the Spark container's whole lifecycle.
+	SlotDriverContainer
+	// SlotPodLabels is the driver Pod's metadata.labels (kubeflow webhook route:
+	// spec.driver.labels, which the operator turns into spark.kubernetes.driver.label.*).
+	SlotPodLabels
+)
+
+// Lookup returns the node of a slot and its field path, nil when absent (the path is then
+// where Ensure would put it); an error when a field on the way has the wrong shape.
+func (c *Carrier) Lookup(s Slot) (*yaml.Node, string, error) { return c.slot(s, false) }
+
+// Ensure returns the node of a slot and its field path, creating what is missing on the way
+// (a kubeflow driver template, an Apache podTemplateSpec, a driver container where the
+// operator supplies it).
+func (c *Carrier) Ensure(s Slot) (*yaml.Node, string, error) { return c.slot(s, true) }
+
+// PathPrefix is the field path of the driver's pod spec for results, e.g.
+// "spec.driver.template.spec" (field paths of additions are this + ".initContainers[0]"),
+// or of spec.driver on the kubeflow webhook route.
+func (c *Carrier) PathPrefix() string {
+	if c.Kind == KindKubeflow && c.Route == RouteWebhook {
+		return joinPath(cat(c.base, "driver")...)
+	}
+	return joinPath(c.podSpecPath()...)
+}
+
+func (c *Carrier) slot(s Slot, create bool) (*yaml.Node, string, error) {
+	if c.Kind == KindKubeflow && c.Route == RouteWebhook {
+		return c.webhookSlot(s, create)
+	}
+	switch s {
+	case SlotPodSpec:
+		return c.walk(create, c.podSpecPath()...)
+	case SlotInitContainers:
+		return c.walkSeq(create, append(c.podSpecPath(), "initContainers")...)
+	case SlotVolumes:
+		return c.walkSeq(create, append(c.podSpecPath(), "volumes")...)
+	case SlotPodLabels:
+		return c.walk(create, append(c.podMetaPath(), "labels")...)
+	case SlotDriverContainer:
+		return c.driverContainer(create)
+	}
+	return nil, "", fmt.Errorf("app: unknown slot %d", s)
+}
+
+// podSpecPath is the path of the driver's pod spec.
+func (c *Carrier) podSpecPath() []string {
+	switch c.Kind {
+	case KindKubeflow:
+		return cat(c.base, "driver", "template", "spec")
+	case KindApache:
+		return cat(c.base, "driverSpec", "podTemplateSpec", "spec")
+	case KindWorkload:
+		return cat(c.base, "spec")
+	}
+	return []string{"spec"}
+}
+
+func (c *Carrier) podMetaPath() []string {
+	p := c.podSpecPath()
+	return append(p[:len(p)-1:len(p)-1], "metadata")
+}
+
+// driverContainer finds the container Spark (or the workload) runs the driver in: the one
+// named by the carrier's container name, else the first (Spark's
+// KubernetesUtils.selectSparkContainer falls back to the first container). With create and
+// no container in an operator's template, it adds one named spark-kubernetes-driver, which
+// the operator fills in (kubeflow's buildDriverPodTemplate default template has exactly
+// that container; Spark keeps a template container's lifecycle).
+func (c *Carrier) driverContainer(create bool) (*yaml.Node, string, error) {
+	specPath := c.podSpecPath()
+	cs, path, err := c.walkSeq(false, append(specPath, "containers")...)
+	if err != nil {
+		return nil, "", err
+	}
+	want := c.driverContainerName()
+	items := yamlx.Items(cs)
+	for i, ctr := range items {
+		if ctr.Kind != yaml.MappingNode {
+			return nil, "", c.shapeErr(indexPath(path, i), "is not a mapping")
+		}
+		if yamlx.GetStr(ctr, "name") == want {
+			return ctr, indexPath(path, i), nil
+		}
+	}
+	if len(items) > 0 {
+		return items[0], indexPath(path, 0), nil
+	}
+	if !create {
+		return nil, indexPath(path, 0), nil
+	}
+	if c.Kind == KindWorkload || c.Kind == KindPod {
+		// The workload or Pod runs nothing without a container: inventing one would
+		// invent the driver.
+		return nil, "", c.shapeErr(path, "has no container to run the driver in")
+	}
+	cs, path, err = c.walkSeq(true, append(specPath, "containers")...)
+	if err != nil {
+		return nil, "", err
+	}
+	ctr := yamlx.NewMap("name", names.DriverContainer)
+	cs.Content = append(cs.Content, ctr)
+	return ctr, indexPath(path, 0), nil
+}
+
+// driverContainerName is the container name the carrier's driver is matched by.
+func (c *Carrier) driverContainerName() string {
+	if c.Kind == KindApache {
+		// The Apache operator does not set podTemplateContainerName; a user's, in
+		// sparkConf, is what Spark and the operator's ModelUtils both read.
+		if n := c.Conf[KeyPodTemplateCtr]; n != "" {
+			return n
+		}
+	}
+	// kubeflow always passes podTemplateContainerName=spark-kubernetes-driver
+	// (submission.go driverPodTemplateOption); for workloads and Pods it is Spark's default.
+	return names.DriverContainer
+}
