@@ -285,11 +285,15 @@ func TestExamples(t *testing.T) {
 	})
 
 	// kustomize build with sparkui-fn as an exec transformer: one kustomization, a dual-stack
-	// NodePort one, and an overlay (namespace + namePrefix) over a base of three applications.
+	// NodePort one, an overlay (namespace + namePrefix) over a base of three applications,
+	// kubeflow SparkApplication + ScheduledSparkApplication (template route), and driver
+	// workloads (StatefulSet, Deployment, Job, CronJob).
 	for _, ex := range []struct{ dir, kustomization string }{
 		{"examples/kustomize", "examples/kustomize"},
 		{"examples/dualstack-nodeport", "examples/dualstack-nodeport"},
 		{"examples/multi-app", "examples/multi-app/overlays/prod"},
+		{"examples/kubeflow", "examples/kubeflow"},
+		{"examples/workloads", "examples/workloads"},
 	} {
 		t.Run(strings.TrimPrefix(ex.dir, "examples/"), func(t *testing.T) {
 			kustomizeExample(t, fn, ex.dir, ex.kustomization)
@@ -325,58 +329,78 @@ func TestExamples(t *testing.T) {
 		run(t, "", built, "bin/sparkui-fn", "validate", "-")
 	})
 
-	// kpt fn eval --exec, functionConfig from key=value arguments (a ConfigMap).
-	t.Run("kpt-imperative", func(t *testing.T) {
-		kpt := kptBin(t)
-		const dir = "examples/kpt-imperative"
-		args := []string{"--exec", "bin/sparkui-fn", "--output", "unwrap", "--", "serviceType=NodePort"}
-		before := snapshot(t, filepath.Join(root, dir))
-		out := run(t, "", nil, kpt, append([]string{"fn", "eval", dir}, args...)...)
-		sameTree(t, "kpt fn eval --output unwrap", before, snapshot(t, filepath.Join(root, dir)))
-		checkExpected(t, dir, out)
+	// kpt fn eval --exec, functionConfig from key=value arguments (a ConfigMap): spark-submit
+	// output with serviceType=NodePort, and a kubeflow SparkApplication on the webhook route.
+	for _, ex := range []struct{ dir, config, namespace, prefix string }{
+		{"examples/kpt-imperative", "serviceType=NodePort", "reporting", "daily-report-7c2e9a4b1d8f3e60"},
+		{"examples/kubeflow-webhook", "kubeflowRoute=webhook", "etl", "events-etl-sparkui"},
+	} {
+		t.Run(strings.TrimPrefix(ex.dir, "examples/"), func(t *testing.T) {
+			kptEvalExample(t, ex.dir, ex.config, ex.namespace, ex.prefix)
+		})
+	}
 
-		// Idempotency through kpt, twice over:
-		// 1. the printed output, fed back to kpt fn eval on stdin, prints the same bytes;
-		sameOutput(t, "kpt fn eval - on the first output", out,
-			run(t, "", out, kpt, append([]string{"fn", "eval", "-"}, args...)...))
-		// 2. in place, as users run it: a second eval of the written package (which now
-		//    holds the added objects in files kpt named) changes no file.
-		pkg := copyPackage(t, dir)
-		inPlace := []string{"fn", "eval", pkg, "--exec", "bin/sparkui-fn", "--", "serviceType=NodePort"}
-		run(t, "", nil, kpt, inPlace...)
-		first := snapshot(t, pkg)
-		addedFiles(t, first, "reporting", "daily-report-7c2e9a4b1d8f3e60")
-		run(t, "", nil, kpt, inPlace...)
-		sameTree(t, "a second in-place kpt fn eval", first, snapshot(t, pkg))
-		if d := cmp.Diff(documents(out), documents(run(t, "", nil, kpt, "fn", "eval", pkg, "--exec", "bin/sparkui-fn", "--output", "unwrap", "--", "serviceType=NodePort"))); d != "" {
-			t.Errorf("the package evaluated in place holds other objects than expected.yaml (-expected +in place):\n%s", d)
-		}
-	})
+	// kpt fn render with the function in the Kptfile pipeline (exec, a mutator and a
+	// validator): spark-submit output with a TLS UI, and an Apache SparkApplication.
+	for _, ex := range []struct{ dir, namespace, prefix string }{
+		{"examples/kpt-declarative", "risk", "fraud-scoring-2b7d4f9e0c1a6e35"},
+		{"examples/apache-operator", "analytics", "word-count-sparkui"},
+	} {
+		t.Run(strings.TrimPrefix(ex.dir, "examples/"), func(t *testing.T) {
+			kptRenderExample(t, ex.dir, ex.namespace, ex.prefix)
+		})
+	}
+}
 
-	// kpt fn render with the function in the Kptfile pipeline (exec + configPath).
-	t.Run("kpt-declarative", func(t *testing.T) {
-		kpt := kptBin(t)
-		const dir = "examples/kpt-declarative"
-		before := snapshot(t, filepath.Join(root, dir))
-		out := run(t, "", nil, kpt, "fn", "render", dir, "--allow-exec", "--output", "unwrap")
-		sameTree(t, "kpt fn render --output unwrap", before, snapshot(t, filepath.Join(root, dir)))
-		checkExpected(t, dir, out)
+// kptEvalExample runs kpt fn eval --exec on the package dir with one key=value config,
+// compares with dir/expected.yaml, and proves idempotency through kpt twice over:
+//  1. the printed output, fed back to kpt fn eval on stdin, prints the same bytes;
+//  2. in place, as users run it: a second eval of the written package (which now holds the
+//     added objects in files kpt named <namespace>/<kind>_<prefix>-….yaml) changes no file.
+func kptEvalExample(t *testing.T, dir, config, namespace, prefix string) {
+	kpt := kptBin(t)
+	args := []string{"--exec", "bin/sparkui-fn", "--output", "unwrap", "--", config}
+	before := snapshot(t, filepath.Join(root, dir))
+	out := run(t, "", nil, kpt, append([]string{"fn", "eval", dir}, args...)...)
+	sameTree(t, "kpt fn eval --output unwrap", before, snapshot(t, filepath.Join(root, dir)))
+	checkExpected(t, dir, out)
 
-		// Idempotency through kpt fn render, in place as users run it (the Kptfile's exec
-		// path is relative to the directory kpt runs in, so kpt still runs at the root): a
-		// second render of the rendered package changes no file, and the rendered package
-		// holds exactly the objects of expected.yaml (kpt orders a package by file path,
-		// and the added objects now live in files of their own, so only the order differs).
-		pkg := copyPackage(t, dir)
-		run(t, "", nil, kpt, "fn", "render", pkg, "--allow-exec")
-		first := snapshot(t, pkg)
-		addedFiles(t, first, "risk", "fraud-scoring-2b7d4f9e0c1a6e35")
-		run(t, "", nil, kpt, "fn", "render", pkg, "--allow-exec")
-		sameTree(t, "a second in-place kpt fn render", first, snapshot(t, pkg))
-		if d := cmp.Diff(documents(out), documents(run(t, "", nil, kpt, "fn", "render", pkg, "--allow-exec", "--output", "unwrap"))); d != "" {
-			t.Errorf("the package rendered in place holds other objects than expected.yaml (-expected +in place):\n%s", d)
-		}
-	})
+	sameOutput(t, "kpt fn eval - on the first output", out,
+		run(t, "", out, kpt, append([]string{"fn", "eval", "-"}, args...)...))
+	pkg := copyPackage(t, dir)
+	inPlace := []string{"fn", "eval", pkg, "--exec", "bin/sparkui-fn", "--", config}
+	run(t, "", nil, kpt, inPlace...)
+	first := snapshot(t, pkg)
+	addedFiles(t, first, namespace, prefix)
+	run(t, "", nil, kpt, inPlace...)
+	sameTree(t, "a second in-place kpt fn eval", first, snapshot(t, pkg))
+	if d := cmp.Diff(documents(out), documents(run(t, "", nil, kpt, "fn", "eval", pkg, "--exec", "bin/sparkui-fn", "--output", "unwrap", "--", config))); d != "" {
+		t.Errorf("the package evaluated in place holds other objects than expected.yaml (-expected +in place):\n%s", d)
+	}
+}
+
+// kptRenderExample runs kpt fn render on the package dir (its Kptfile pipeline), compares
+// with dir/expected.yaml, and proves idempotency through kpt fn render, in place as users
+// run it (the Kptfile's exec path is relative to the directory kpt runs in, so kpt still
+// runs at the root): a second render of the rendered package changes no file, and the
+// rendered package holds exactly the objects of expected.yaml (kpt orders a package by file
+// path, and the added objects now live in files of their own, so only the order differs).
+func kptRenderExample(t *testing.T, dir, namespace, prefix string) {
+	kpt := kptBin(t)
+	before := snapshot(t, filepath.Join(root, dir))
+	out := run(t, "", nil, kpt, "fn", "render", dir, "--allow-exec", "--output", "unwrap")
+	sameTree(t, "kpt fn render --output unwrap", before, snapshot(t, filepath.Join(root, dir)))
+	checkExpected(t, dir, out)
+
+	pkg := copyPackage(t, dir)
+	run(t, "", nil, kpt, "fn", "render", pkg, "--allow-exec")
+	first := snapshot(t, pkg)
+	addedFiles(t, first, namespace, prefix)
+	run(t, "", nil, kpt, "fn", "render", pkg, "--allow-exec")
+	sameTree(t, "a second in-place kpt fn render", first, snapshot(t, pkg))
+	if d := cmp.Diff(documents(out), documents(run(t, "", nil, kpt, "fn", "render", pkg, "--allow-exec", "--output", "unwrap"))); d != "" {
+		t.Errorf("the package rendered in place holds other objects than expected.yaml (-expected +in place):\n%s", d)
+	}
 }
 
 // kustomizeExample builds the kustomization, compares with dir/expected.yaml, and proves
