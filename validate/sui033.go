@@ -2,6 +2,7 @@ package validate
 
 import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/yamlx"
@@ -33,16 +34,18 @@ var SUI033 = Rule{
 }
 
 // checkSUI033: the carrier reports driver.lifecycle wherever it is set (app.Carrier
-// UserLifecyclePath); only sparkui's own hook, on the webhook route, is fine.
+// UserLifecyclePath). On the webhook route a preStop other than sparkui's is an error; on the
+// template route anything but sparkui's preStop alone is a warning (the webhook would put
+// exactly the template's hook on the driver container).
 func checkSUI033(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
 		if a.IsPod() || a.Carrier.Kind != app.KindKubeflow || a.Carrier.UserLifecyclePath == "" || !a.Settings.UIEnabled {
 			continue
 		}
-		lc, _, _ := a.Carrier.Lookup(app.SlotDriverContainer)
+		drv, _, _ := a.Carrier.Lookup(app.SlotDriverContainer)
 		if a.Carrier.Route == app.RouteWebhook {
-			l := yamlx.Get(lc, "lifecycle")
+			l := yamlx.Get(drv, "lifecycle")
 			if h := yamlx.Get(l, "preStop"); h == nil || app.IsOurPreStop(h) {
 				continue
 			}
@@ -50,8 +53,17 @@ func checkSUI033(ctx *Context) []Finding {
 				Msg: "driver.lifecycle has a preStop of its own: the operator's webhook makes it the Spark container's, and sparkui's withdraw hook is not installed; chain the hooks (run /opt/sparkui/sparkui-runtime withdraw first)"})
 			continue
 		}
+		if onlyOurPreStop(yamlx.Get(drv, "lifecycle")) {
+			continue
+		}
 		out = append(out, Finding{Object: a.Pod, Field: a.Carrier.UserLifecyclePath, Severity: framework.Warning,
 			Msg: "driver.lifecycle is set: wherever the operator's webhook is installed it replaces the lifecycle of the template's driver container, and sparkui's withdraw hook there is lost; put your hooks on the template's spark-kubernetes-driver container"})
 	}
 	return out
+}
+
+// onlyOurPreStop reports a lifecycle mapping whose only field is sparkui's withdraw preStop.
+func onlyOurPreStop(lc *yaml.Node) bool {
+	return lc != nil && lc.Kind == yaml.MappingNode && len(lc.Content) == 2 &&
+		lc.Content[0].Value == "preStop" && app.IsOurPreStop(lc.Content[1])
 }
