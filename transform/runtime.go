@@ -200,6 +200,8 @@ func PrepareCarrier(a *app.App) error {
 // SUI009 rely on.
 func injectCarrier(a *app.App, o Options) {
 	c := a.Carrier
+	// Switching kubeflow routes on sparkui's own output: the other route's copies go.
+	c.RemoveOffRoute()
 	labels, _, err := c.Ensure(app.SlotPodLabels)
 	if err != nil {
 		return
@@ -271,6 +273,7 @@ func removeNamed(parent *yaml.Node, key string) {
 // removeCarrier is RemoveRuntime for carriers: only what exists is looked at, nothing is
 // created.
 func removeCarrier(a *app.App) {
+	a.Carrier.RemoveOffRoute()
 	for _, s := range []app.Slot{app.SlotInitContainers, app.SlotVolumes} {
 		list, _ := a.Slot(s)
 		yamlx.Filter(list, func(e *yaml.Node) bool {

@@ -1,0 +1,134 @@
+package app
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestRemoveOffRouteKeepsTheUsers: only sparkui's entries leave the route not in use; the
+// user's init containers, volumes, mounts, hooks and labels stay, and so does a template
+// the user wrote (nothing of sparkui's in it, or more than its name left in the container).
+func TestRemoveOffRouteKeepsTheUsers(t *testing.T) {
+	const ours = `[/opt/sparkui/sparkui-runtime, withdraw, --socket=/opt/sparkui/runtime.sock, --timeout=10s]`
+	cases := []struct {
+		name    string
+		route   Route
+		in, out string
+		removed bool
+	}{{
+		name:  "template route: webhook copies go, the user's stay",
+		route: RouteTemplate,
+		in: `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: pi}
+spec:
+  volumes: [{name: scratch, emptyDir: {}}, {name: sparkui-runtime, emptyDir: {}}, {name: sparkui-runtime-auth, secret: {secretName: s}}]
+  driver:
+    labels: {team: a, sparkui.dev/application: pi}
+    initContainers: [{name: user-init}, {name: sparkui-runtime}]
+    volumeMounts: [{name: scratch, mountPath: /s}, {name: sparkui-runtime, mountPath: /opt/sparkui}]
+    lifecycle: {preStop: {exec: {command: ` + ours + `}}, postStart: {exec: {command: [date]}}}
+`,
+		out: `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: pi}
+spec:
+  volumes: [{name: scratch, emptyDir: {}}]
+  driver:
+    labels: {team: a}
+    initContainers: [{name: user-init}]
+    volumeMounts: [{name: scratch, mountPath: /s}]
+    lifecycle: {postStart: {exec: {command: [date]}}}
+`,
+		removed: true,
+	}, {
+		name:  "template route: a user preStop and another application's label stay",
+		route: RouteTemplate,
+		in: `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: pi}
+spec:
+  driver:
+    labels: {sparkui.dev/application: other}
+    lifecycle: {preStop: {exec: {command: [sleep, "5"]}}}
+`,
+	}, {
+		name:  "webhook route: template copies go, the user's template stays",
+		route: RouteWebhook,
+		in: `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: ScheduledSparkApplication
+metadata: {name: pi}
+spec:
+  template:
+    driver:
+      template:
+        metadata: {labels: {sparkui.dev/application: pi, team: a}}
+        spec:
+          initContainers: [{name: sparkui-runtime}, {name: user-init}]
+          volumes: [{name: sparkui-runtime, emptyDir: {}}]
+          containers:
+          - name: spark-kubernetes-driver
+            env: [{name: A, value: b}]
+            volumeMounts: [{name: sparkui-runtime, mountPath: /opt/sparkui}]
+            lifecycle: {preStop: {exec: {command: ` + ours + `}}}
+`,
+		out: `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: ScheduledSparkApplication
+metadata: {name: pi}
+spec:
+  template:
+    driver:
+      template:
+        metadata: {labels: {team: a}}
+        spec:
+          initContainers: [{name: user-init}]
+          containers:
+          - name: spark-kubernetes-driver
+            env: [{name: A, value: b}]
+`,
+		removed: true,
+	}, {
+		name:  "webhook route: a template without sparkui's additions is left as written",
+		route: RouteWebhook,
+		in: `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: pi}
+spec:
+  driver:
+    template:
+      metadata: {}
+      spec:
+        containers: [{name: spark-kubernetes-driver}]
+`,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := readObjects(t, tc.in)
+			c := detectOne(t, objs, CarrierOptions{KubeflowRoute: tc.route})
+			if got := c.RemoveOffRoute(); got != tc.removed {
+				t.Errorf("RemoveOffRoute() = %v, want %v", got, tc.removed)
+			}
+			want := tc.out
+			if want == "" {
+				want = tc.in
+			}
+			got, err := objs[0].String()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(readString(t, want), got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func readString(t *testing.T, src string) string {
+	t.Helper()
+	s, err := readObjects(t, src)[0].String()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
