@@ -20,7 +20,7 @@ var SUI009 = Rule{
 	Severity: framework.Error,
 	Title:    "the runtime's settings disagree with the application",
 	Name:     "RuntimeSettings",
-	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --guard-label, --selector, --owner-reference, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network, --skip-ports, --ui-filters) disagree with the application, that is not a native sidecar (restartPolicy: Always), that lacks POD_NAME, POD_NAMESPACE and POD_UID (and, for an operator resource or workload, the env its --selector names) from the downward API, whose --auth-bearer-file or --auth-header-file is not in a Secret volume mounted into it, or a driver Pod without the label the runtime selects it by (spark-app-selector for a spark-submit Pod, sparkui.dev/application on the pod template of an operator resource or workload).",
+	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --guard-label, --selector, --owner-reference, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network, --skip-ports, --ui-filters) disagree with the application, that is not a native sidecar (restartPolicy: Always), that is on both routes of a kubeflow resource (template and webhook), that lacks POD_NAME, POD_NAMESPACE and POD_UID (and, for an operator resource or workload, the env its --selector names) from the downward API, whose --auth-bearer-file or --auth-header-file is not in a Secret volume mounted into it, or a driver Pod without the label the runtime selects it by (spark-app-selector for a spark-submit Pod, sparkui.dev/application on the pod template of an operator resource or workload).",
 	Why:      "The runtime then probes the wrong ports or binds another Service; without restartPolicy: Always it is an ordinary init container that never exits, so the driver never starts; without the downward-API env it cannot guard its patches or withdraw; without the label the bound Service selects nothing.",
 	Fix:      "Run sparkui-fn in transform mode again after changing spark.properties or the Pod: it rewrites the sidecar from the application.",
 	Failing: `kind: ConfigMap
@@ -58,6 +58,16 @@ func checkSUI009(ctx *Context) []Finding {
 			continue
 		}
 		base := fmt.Sprintf("%s[%d]", list, i)
+		if off := a.Carrier.OffRoute(); off != nil {
+			// Switching kubeflow routes on sparkui's own output without transform leaves both.
+			inits, offList, _ := off.Lookup(app.SlotInitContainers)
+			for j, e := range yamlx.Items(inits) {
+				if yamlx.GetStr(e, "name") == sidecar.ContainerName {
+					out = append(out, Finding{Object: a.Pod, Field: fmt.Sprintf("%s[%d]", offList, j),
+						Msg: "sparkui's runtime is on both kubeflow routes (" + base + " on the " + a.Carrier.Route.String() + " route in use): wherever the operator's webhook is installed the driver Pod gets both, and the API server refuses the duplicate container and volume names; run sparkui-fn in transform mode with this route, which removes the other route's copies"})
+				}
+			}
+		}
 		if yamlx.GetStr(c, "restartPolicy") != "Always" {
 			out = append(out, Finding{Object: a.Pod, Field: base + ".restartPolicy",
 				Msg: "the runtime must be a native sidecar (restartPolicy: Always), or the driver never starts"})
