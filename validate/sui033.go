@@ -43,7 +43,13 @@ func checkSUI033(ctx *Context) []Finding {
 		if a.IsPod() || a.Carrier.Kind != app.KindKubeflow || a.Carrier.UserLifecyclePath == "" || !a.Settings.UIEnabled {
 			continue
 		}
-		drv, _, _ := a.Carrier.Lookup(app.SlotDriverContainer)
+		// spec.driver is the webhook route's driver slot; on the template route that slot is
+		// the template's container, so read it on the other route.
+		dc := a.Carrier
+		if dc.Route != app.RouteWebhook {
+			dc = dc.OffRoute()
+		}
+		drv, _, _ := dc.Lookup(app.SlotDriverContainer)
 		if a.Carrier.Route == app.RouteWebhook {
 			l := yamlx.Get(drv, "lifecycle")
 			if h := yamlx.Get(l, "preStop"); h == nil || app.IsOurPreStop(h) {
