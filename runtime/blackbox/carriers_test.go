@@ -93,6 +93,16 @@ func TestCarrierApacheV1(t *testing.T) {
 	runCarrier(t, carrierCase{dir: "carrier-apache-v1", runLabel: names.LabelAppSelector, runs: 1, build: apacheDriver})
 }
 
+// TestCarrierApacheV1Template: a v1 SparkApplication with a template of its own (a fixed
+// spark.ui.port, its container named by the function's podTemplateContainerName).
+func TestCarrierApacheV1Template(t *testing.T) {
+	runCarrier(t, carrierCase{dir: "carrier-apache-v1-template", runLabel: names.LabelAppSelector, runs: 1, build: apacheDriver})
+}
+
+func TestCarrierApacheV1beta1(t *testing.T) {
+	runCarrier(t, carrierCase{dir: "carrier-apache-v1beta1", runLabel: names.LabelAppSelector, runs: 1, build: apacheDriver})
+}
+
 // TestCarrierDeployment: the golden Deployment (Spark Connect, client mode under hostNetwork,
 // spark.ui.port=0) with SUI022's fix applied (--conf spark.kubernetes.driver.pod.name=$(POD_NAME),
 // POD_NAME from the downward API), which lets the runtime prove the UI on the node is this

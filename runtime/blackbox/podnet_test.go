@@ -109,6 +109,26 @@ func relay(c net.Conn, dial func() (net.Conn, error)) {
 }
 
 var (
+	unshareOnce sync.Once
+	unshareErr  error
+)
+
+// checkUnshare fails the test, never skips it, where a Pod network cannot be made: util-linux
+// unshare and unprivileged user namespaces are needed (sysctl
+// kernel.unprivileged_userns_clone=1 on Debian kernels, user.max_user_namespaces > 0).
+func checkUnshare(t *testing.T) {
+	t.Helper()
+	unshareOnce.Do(func() {
+		if out, err := exec.Command("unshare", "-rn", "ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+			unshareErr = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	if unshareErr != nil {
+		t.Fatalf("a driver Pod's own network needs `unshare -rn` (unprivileged user and network namespaces) and `ip`: %v", unshareErr)
+	}
+}
+
+var (
 	apiRelayOnce sync.Once
 	apiRelaySock string
 	apiRelayErr  error
@@ -271,6 +291,7 @@ func startPodRuntime(t *testing.T, c *testcluster.Cluster, pod *corev1.Pod, ui u
 		p.cmd = exec.Command(runtimeBin, args...)
 		p.cmd.Env = env
 	} else {
+		checkUnshare(t)
 		apiSock, apiAddr := apiRelay(t, c)
 		p.cmd = exec.Command("unshare", append([]string{"-rn", os.Args[0], runtimeBin}, args...)...)
 		p.cmd.Env = append(env, podNetEnv+"=1", podNetUIAddr+"="+fmt.Sprintf("127.0.0.1:%d", uiPort),
