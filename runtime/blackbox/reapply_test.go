@@ -66,6 +66,9 @@ func TestMain(m *testing.M) {
 	}
 	code := testcluster.Run(m)
 	_ = os.RemoveAll(dir)
+	if apiRelaySock != "" {
+		_ = os.RemoveAll(filepath.Dir(apiRelaySock))
+	}
 	os.Exit(code)
 }
 
