@@ -63,7 +63,7 @@ items:
 `
 
 func TestFilteredUIBindsWithTheWiredCredentialOnly(t *testing.T) {
-	c := testcluster.Shared(t, testcluster.Options{ControllerManager: true})
+	c := testcluster.Shared(t, clusterOpts)
 	ns := c.UniqueNamespace(t)
 	appID := "spark-" + ns
 	admin := c.KubeconfigFile(t, c.Config)

@@ -40,7 +40,16 @@ import (
 
 var fnBin, runtimeBin string
 
+// clusterOpts is the package's one control plane: kube-apiserver with both IP families (the
+// carriers' UI Services ask for IPv6 first) and kube-controller-manager (EndpointSlices,
+// garbage collection).
+var clusterOpts = testcluster.Options{ControllerManager: true,
+	APIServerArgs: map[string][]string{"service-cluster-ip-range": {"10.0.0.0/24,fd00:10:96::/112"}}}
+
 func TestMain(m *testing.M) {
+	if os.Getenv(podNetEnv) != "" { // this binary as a driver Pod's network (podnet_test.go)
+		os.Exit(podNetMain(os.Args[1:]))
+	}
 	dir, err := os.MkdirTemp("", "sparkui-blackbox-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -57,6 +66,9 @@ func TestMain(m *testing.M) {
 	}
 	code := testcluster.Run(m)
 	_ = os.RemoveAll(dir)
+	if apiRelaySock != "" {
+		_ = os.RemoveAll(filepath.Dir(apiRelaySock))
+	}
 	os.Exit(code)
 }
 
@@ -284,7 +296,7 @@ var appliers = []struct {
 }
 
 func TestReapplyKeepsBindAndWithdrawal(t *testing.T) {
-	c := testcluster.Shared(t, testcluster.Options{ControllerManager: true})
+	c := testcluster.Shared(t, clusterOpts)
 	for i, a := range appliers {
 		t.Run(a.name, func(t *testing.T) {
 			reapply(t, c, a.args, a.manager, fmt.Sprintf("192.0.2.%d", 41+i))

@@ -1,0 +1,308 @@
+package blackbox
+
+// podnet_test.go: running the built runtime the way the kubelet runs the sparkui-runtime
+// container of a driver Pod: its args with $(VAR) expanded from its env, its env resolved from
+// the Pod (downward API), and — unless the Pod uses hostNetwork — in a network namespace of its
+// own, like a Pod's, holding only the stand-in Spark UI on the port Spark would bind there.
+//
+// The Pod network is an unprivileged user+network namespace (`unshare -rn`) whose only
+// interface is lo. The test binary itself runs in it as the "Pod" (podNetMain): it brings lo
+// up, starts the stand-in UI, forwards the API server's address on lo to a unix socket that
+// the test process relays to the real API server (the filesystem is shared, the network is
+// not), and runs the runtime as its child. A runtime in the Pod network sees exactly one
+// listening UI, as in a real Pod, so two runs of one carrier never see each other's UI.
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+)
+
+// Environment of the test binary run as the Pod network's "Pod" (podNetMain).
+const (
+	podNetEnv       = "BLACKBOX_PODNET"         // set: run podNetMain instead of the tests
+	podNetUIAddr    = "BLACKBOX_PODNET_UI_ADDR" // where the stand-in UI listens
+	podNetAppID     = "BLACKBOX_PODNET_APP_ID"
+	podNetPodName   = "BLACKBOX_PODNET_POD_NAME" // spark.kubernetes.driver.pod.name, "" = unset
+	podNetNamespace = "BLACKBOX_PODNET_NAMESPACE"
+	podNetAPIAddr   = "BLACKBOX_PODNET_API_ADDR" // the API server's host:port, served on lo
+	podNetAPISock   = "BLACKBOX_PODNET_API_SOCK" // the unix socket relayed to the API server
+)
+
+// podNetMain is the test binary inside `unshare -rn`: args are the runtime's command line.
+func podNetMain(args []string) int {
+	fail := func(err error) int { fmt.Fprintln(os.Stderr, "podnet:", err); return 1 }
+	if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		return fail(fmt.Errorf("ip link set lo up: %v: %s", err, out))
+	}
+	ui, err := fakespark.Start(fakespark.Options{Addr: os.Getenv(podNetUIAddr), AppID: os.Getenv(podNetAppID),
+		PodName: os.Getenv(podNetPodName), Namespace: os.Getenv(podNetNamespace), State: fakespark.Ready})
+	if err != nil {
+		return fail(err)
+	}
+	defer ui.Close()
+	ln, err := net.Listen("tcp", os.Getenv(podNetAPIAddr))
+	if err != nil {
+		return fail(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go relay(c, func() (net.Conn, error) { return net.Dial("unix", os.Getenv(podNetAPISock)) })
+		}
+	}()
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "BLACKBOX_PODNET") {
+			env = append(env, kv)
+		}
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // the Pod dies with the test's kill
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM)
+	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
+	go func() {
+		for s := range sigs { // the kubelet's SIGTERM goes to the container
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	_ = cmd.Wait()
+	return cmd.ProcessState.ExitCode()
+}
+
+// relay copies between c and a connection from dial until either side closes.
+func relay(c net.Conn, dial func() (net.Conn, error)) {
+	defer c.Close()
+	d, err := dial()
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(d, c); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(c, d); done <- struct{}{} }()
+	<-done
+}
+
+var (
+	unshareOnce sync.Once
+	unshareErr  error
+)
+
+// checkUnshare fails the test, never skips it, where a Pod network cannot be made: util-linux
+// unshare and unprivileged user namespaces are needed (sysctl
+// kernel.unprivileged_userns_clone=1 on Debian kernels, user.max_user_namespaces > 0).
+func checkUnshare(t *testing.T) {
+	t.Helper()
+	unshareOnce.Do(func() {
+		if out, err := exec.Command("unshare", "-rn", "ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+			unshareErr = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	if unshareErr != nil {
+		t.Fatalf("a driver Pod's own network needs `unshare -rn` (unprivileged user and network namespaces) and `ip`: %v", unshareErr)
+	}
+}
+
+var (
+	apiRelayOnce sync.Once
+	apiRelaySock string
+	apiRelayErr  error
+)
+
+// apiRelay is the unix socket, shared by every Pod network of the package, that the test
+// process relays to c's API server; it returns the socket and the API server's host:port.
+func apiRelay(t *testing.T, c *testcluster.Cluster) (sock, hostport string) {
+	t.Helper()
+	u, err := url.Parse(c.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiRelayOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "sui-api")
+		if err != nil {
+			apiRelayErr = err
+			return
+		}
+		apiRelaySock = filepath.Join(dir, "api.sock")
+		ln, err := net.Listen("unix", apiRelaySock)
+		if err != nil {
+			apiRelayErr = err
+			return
+		}
+		go func() {
+			for {
+				conn, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go relay(conn, func() (net.Conn, error) { return net.Dial("tcp", u.Host) })
+			}
+		}()
+	})
+	if apiRelayErr != nil {
+		t.Fatal(apiRelayErr)
+	}
+	return apiRelaySock, u.Host
+}
+
+// sidecarOf is the Pod's sparkui-runtime container (a native sidecar: an init container).
+func sidecarOf(t *testing.T, pod *corev1.Pod) corev1.Container {
+	t.Helper()
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == sidecar.ContainerName {
+			return c
+		}
+	}
+	t.Fatalf("driver Pod %s has no %s init container", pod.Name, sidecar.ContainerName)
+	return corev1.Container{}
+}
+
+// containerEnv resolves the container's env as the kubelet does for the fields sparkui uses:
+// values, and downward-API fieldRefs read from the Pod as created (metadata.name, namespace,
+// uid, metadata.labels['k'] — "" when the Pod lacks the label —, status.hostIP, status.podIP).
+func containerEnv(t *testing.T, pod *corev1.Pod, c corev1.Container) []string {
+	t.Helper()
+	var env []string
+	for _, e := range c.Env {
+		v := e.Value
+		if e.ValueFrom != nil {
+			if e.ValueFrom.FieldRef == nil {
+				t.Fatalf("env %s: only fieldRef is resolved here: %+v", e.Name, e.ValueFrom)
+			}
+			switch p := e.ValueFrom.FieldRef.FieldPath; {
+			case p == "metadata.name":
+				v = pod.Name
+			case p == "metadata.namespace":
+				v = pod.Namespace
+			case p == "metadata.uid":
+				v = string(pod.UID)
+			case p == "status.hostIP":
+				v = pod.Status.HostIP
+			case p == "status.podIP":
+				v = pod.Status.PodIP
+			case strings.HasPrefix(p, "metadata.labels['") && strings.HasSuffix(p, "']"):
+				v = pod.Labels[strings.TrimSuffix(strings.TrimPrefix(p, "metadata.labels['"), "']")]
+			default:
+				t.Fatalf("env %s: fieldPath %q not resolved here", e.Name, p)
+			}
+		}
+		env = append(env, e.Name+"="+v)
+	}
+	return env
+}
+
+var varRef = regexp.MustCompile(`\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)`)
+
+// expandArgs expands $(VAR) in args from env as the kubelet does (third_party/forked/golang/
+// expansion): a defined variable is replaced by its value (empty included), an undefined
+// reference is left as is, $$ is a literal $.
+func expandArgs(args, env []string) []string {
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = varRef.ReplaceAllStringFunc(a, func(m string) string {
+			if m == "$$" {
+				return "$"
+			}
+			if v, ok := vars[m[2:len(m)-1]]; ok {
+				return v
+			}
+			return m
+		})
+	}
+	return out
+}
+
+// uiOptions describe the stand-in UI of one run: the application it lists.
+type uiOptions struct {
+	AppID, PodName string
+}
+
+// startPodRuntime runs the built runtime as the kubelet runs pod's sparkui-runtime container:
+// its args expanded from its env, the env resolved from pod, as pod's ServiceAccount. Only the
+// paths under its emptyDir and its termination log move to a temporary directory. Under
+// hostNetwork it runs in the test's network next to a stand-in UI on a random port; otherwise
+// in a Pod network with the UI on Spark's first port there, --ui-port. It returns the process, the
+// control socket (for the preStop hook) and the UI's port.
+func startPodRuntime(t *testing.T, c *testcluster.Cluster, pod *corev1.Pod, ui uiOptions) (*runtimeProc, string, int) {
+	t.Helper()
+	ctr := sidecarOf(t, pod)
+	env := containerEnv(t, pod, ctr)
+	args := expandArgs(ctr.Args, env)
+	t.Logf("%s: runtime args as the kubelet expands them: %v", pod.Name, args)
+	uiPort := 0 // in a Pod network Spark binds spark.ui.port, the runtime's --ui-port
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--ui-port="); ok {
+			uiPort, _ = strconv.Atoi(v)
+		}
+	}
+	if uiPort == 0 && !pod.Spec.HostNetwork {
+		t.Fatalf("%s: a random UI port in a Pod network is not modelled here: %v", pod.Name, args)
+	}
+
+	shared, err := os.MkdirTemp("", "sui")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(shared) })
+	sock := filepath.Join(shared, "runtime.sock")
+	args = append(args, "--socket="+sock, "--install="+filepath.Join(shared, "sparkui-runtime"),
+		"--state-file="+filepath.Join(shared, "bound-port"), "--termination-log="+filepath.Join(shared, "termination-log"))
+	env = append(env, "PATH="+os.Getenv("PATH"),
+		"KUBECONFIG="+c.KubeconfigFile(t, c.ServiceAccountConfig(t, pod.Namespace, pod.Spec.ServiceAccountName)))
+
+	p := &runtimeProc{done: make(chan struct{})}
+	if pod.Spec.HostNetwork {
+		s, err := fakespark.Start(fakespark.Options{AppID: ui.AppID, PodName: ui.PodName, Namespace: pod.Namespace, State: fakespark.Ready})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		uiPort = s.Port
+		p.cmd = exec.Command(runtimeBin, args...)
+		p.cmd.Env = env
+	} else {
+		checkUnshare(t)
+		apiSock, apiAddr := apiRelay(t, c)
+		p.cmd = exec.Command("unshare", append([]string{"-rn", os.Args[0], runtimeBin}, args...)...)
+		p.cmd.Env = append(env, podNetEnv+"=1", podNetUIAddr+"="+fmt.Sprintf("127.0.0.1:%d", uiPort),
+			podNetAppID+"="+ui.AppID, podNetPodName+"="+ui.PodName, podNetNamespace+"="+pod.Namespace,
+			podNetAPIAddr+"="+apiAddr, podNetAPISock+"="+apiSock)
+	}
+	p.cmd.Stdout, p.cmd.Stderr = p, p
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() { _ = p.cmd.Process.Kill(); <-p.done })
+	return p, sock, uiPort
+}
