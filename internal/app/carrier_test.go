@@ -222,6 +222,8 @@ func TestDetectCarrierFixtures(t *testing.T) {
 				"spark.master": "k8s://https://kubernetes.default.svc",
 				"spark.kubernetes.driver.service.ipFamilies": "IPv4",
 				"spark.connect.grpc.binding.port":            "15002",
+				"spark.kubernetes.driver.pod.name":           "$(POD_NAME)",
+				"spark.submit.deployMode":                    "client", // spark-submit's default
 			},
 			ServiceAccount: "spark-connect", ServiceAccountPath: "spec.template.spec.serviceAccountName",
 			IPFamilies: []string{"IPv4"}, HostNetwork: true,
@@ -235,6 +237,7 @@ func TestDetectCarrierFixtures(t *testing.T) {
 			Kind: KindWorkload, Name: "daily-report", Namespace: "reports",
 			Conf: map[string]string{
 				"spark.ui.port": "4060", "spark.ssl.enabled": "false", "spark.master": "local[2]",
+				"spark.submit.deployMode": "client", // spark-submit's default
 			},
 			ServiceAccount: "reports", ServiceAccountPath: "spec.template.spec.serviceAccountName",
 			DeployMode: "client", MainClass: "com.example.DailyReport",

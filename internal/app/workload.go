@@ -92,7 +92,11 @@ func (c *Carrier) detectWorkload(opts CarrierOptions) (bool, error) {
 	// submitter, not a driver, which rules can report).
 	c.DeployMode = c.Conf[sparkconf.KeyDeployMode]
 	if c.DeployMode == "" {
+		// spark-submit's own default (SparkSubmitArguments: deployMode defaults to client),
+		// put into the model's conf so the settings (client-mode identity rules, skipped
+		// ports) see what Spark will run; the object is not changed.
 		c.DeployMode = "client"
+		c.Conf[sparkconf.KeyDeployMode] = c.DeployMode
 	}
 	return true, nil
 }

@@ -108,23 +108,23 @@ func TestCarrierApacheV1beta1(t *testing.T) {
 // POD_NAME from the downward API), which lets the runtime prove the UI on the node is this
 // Pod's.
 func TestCarrierDeployment(t *testing.T) {
-	runCarrier(t, carrierCase{dir: "carrier-deployment", runLabel: podTemplateHash, runs: 1, build: workloadDriver,
-		edit: func(t *testing.T, in string) string {
-			const args, env = "          - spark.connect.grpc.binding.port=15002\n", "            value: \"true\"\n"
-			if strings.Count(in, args) != 1 || strings.Count(in, env) != 1 {
-				t.Fatal("the Deployment input changed: update the edit")
-			}
-			in = strings.Replace(in, args, args+"          - --conf\n          - spark.kubernetes.driver.pod.name=$(POD_NAME)\n", 1)
-			return strings.Replace(in, env, env+"          - name: POD_NAME\n            valueFrom: {fieldRef: {fieldPath: metadata.name}}\n", 1)
-		}})
+	runCarrier(t, carrierCase{dir: "carrier-deployment", runLabel: podTemplateHash, runs: 1, build: workloadDriver})
 }
 
-// TestCarrierDeploymentUnprovenIdentity: the golden Deployment as it is: client mode under
-// hostNetwork with neither spark.app.id nor spark.kubernetes.driver.pod.name, so nothing
-// proves which UI on the node is this Pod's (SUI022's case; the function reports nothing for
-// it: see the report). The runtime must find the UI, say why it does not bind, and not bind.
+// TestCarrierDeploymentUnprovenIdentity: the golden Deployment without its
+// spark.kubernetes.driver.pod.name setting: client mode under hostNetwork with neither
+// spark.app.id nor the pod name, so nothing proves which UI on the node is this Pod's. The
+// function reports it (SUI022, an error: it still writes the items); deployed anyway, the
+// runtime must find the UI, say why it does not bind, and not bind.
 func TestCarrierDeploymentUnprovenIdentity(t *testing.T) {
-	runCarrier(t, carrierCase{dir: "carrier-deployment", runLabel: podTemplateHash, runs: 1, build: workloadDriver, unproven: true})
+	runCarrier(t, carrierCase{dir: "carrier-deployment", runLabel: podTemplateHash, runs: 1, build: workloadDriver, unproven: true,
+		edit: func(t *testing.T, in string) string {
+			const conf = "          - --conf\n          - spark.kubernetes.driver.pod.name=$(POD_NAME)\n"
+			if strings.Count(in, conf) != 1 {
+				t.Fatal("the Deployment input changed: update the edit")
+			}
+			return strings.Replace(in, conf, "", 1)
+		}})
 }
 
 func TestCarrierStatefulSet(t *testing.T) {
@@ -154,7 +154,7 @@ func renderCarrier(t *testing.T, dir, ns string, edit func(*testing.T, string) s
 	if edit != nil {
 		in = edit(t, in)
 	}
-	r := renderList(t, namespaceLine.ReplaceAllString(in, "${1}"+ns))
+	r := renderListExit(t, namespaceLine.ReplaceAllString(in, "${1}"+ns), edit != nil)
 	for _, it := range r.items {
 		switch it.GetKind() {
 		case "SparkApplication", "ScheduledSparkApplication", "Deployment", "StatefulSet", "Job", "CronJob":

@@ -16,6 +16,7 @@ package blackbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -120,14 +121,19 @@ type rendered struct {
 }
 
 // renderList runs the built sparkui-fn on a ResourceList; it must exit 0.
-func renderList(t *testing.T, in string) rendered {
+func renderList(t *testing.T, in string) rendered { return renderListExit(t, in, false) }
+
+// renderListExit is renderList; with errorsAllowed an exit status 1 (an error result, the
+// items still written, design §2) is accepted, for inputs the tests deploy despite a finding.
+func renderListExit(t *testing.T, in string, errorsAllowed bool) rendered {
 	t.Helper()
 	cmd := exec.Command(fnBin)
 	cmd.Stdin = strings.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil {
+	var exit *exec.ExitError
+	if err != nil && !(errorsAllowed && errors.As(err, &exit) && exit.ExitCode() == 1) {
 		t.Fatalf("sparkui-fn: %v\n%s\n%s", err, stderr.String(), out)
 	}
 	rl, err := yaml.Parse(string(out))
