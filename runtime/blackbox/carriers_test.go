@@ -4,7 +4,7 @@ package blackbox
 // carrier the built sparkui-fn renders testdata/carrier-*/input.yaml; the UI Service, Role,
 // RoleBinding (and the ServiceAccount) it emits are applied; the driver Pod is built from the
 // REWRITTEN resource the way its operator or controller builds it (the builders below, after
-// docs/operators.md and /work/research/operators.md); the Pod is created and made Ready; the
+// docs/operators.md, which names the operators' source files); the Pod is created and made Ready; the
 // built runtime then runs as the kubelet runs the sparkui-runtime container of that Pod
 // (podnet_test.go), as the Pod's ServiceAccount. Asserted: the bind (targetPort = the UI's
 // port, selector = exactly this run's selector, EndpointSlice = this Pod's IP:port), the
@@ -510,7 +510,7 @@ func confPort(t *testing.T, conf *yaml.RNode) int {
 }
 
 // kubeflowDriver builds a kubeflow spark-operator driver Pod (docs/operators.md "kubeflow
-// spark-operator"; research/operators.md §2). The operator runs spark-submit with
+// spark-operator"). The operator runs spark-submit with
 // sparkConf, then the confs it derives: driver.serviceAccount, and the driver labels
 // (spark.kubernetes.driver.label.*) — the SparkApplication's metadata.labels (v2.1+),
 // driver.labels, app-name, launched-by-spark-operator, submission-id (a new UUID per
@@ -604,7 +604,7 @@ func kubeflowDriver(webhook, scheduled bool) driverBuilder {
 }
 
 // apacheDriver builds an Apache spark-kubernetes-operator (1.0.0) driver Pod
-// (docs/operators.md "Apache spark-kubernetes-operator"; research/operators.md): Spark's
+// (docs/operators.md "Apache spark-kubernetes-operator"): Spark's
 // KubernetesDriverBuilder in the operator, from spec.driverSpec.podTemplateSpec and
 // spec.sparkConf. The app id is <name>-<attempt> (attempt 0 first; short names are not
 // hashed), the Pod <app id>-driver; the Spark container is the one named by
