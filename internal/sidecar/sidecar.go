@@ -210,29 +210,21 @@ func (c Config) Args() []string {
 		args = append(args, "--ssl-ui-port="+strconv.Itoa(c.SSLPort))
 	}
 	args = append(args, "--host-network="+strconv.FormatBool(c.HostNetwork))
-	if c.ExternalURI != "" {
-		args = append(args, "--external-uri="+c.ExternalURI)
-	}
-	if c.Role != "" {
-		args = append(args, "--role="+c.Role)
-	}
-	if c.SkipPorts != "" {
-		args = append(args, "--skip-ports="+c.SkipPorts)
-	}
-	if c.UIFilters != "" {
-		args = append(args, "--ui-filters="+c.UIFilters)
-	}
-	if c.AuthBearerFile != "" {
-		args = append(args, "--auth-bearer-file="+c.AuthBearerFile)
-	}
-	if c.AuthHeaderFile != "" {
-		args = append(args, "--auth-header-file="+c.AuthHeaderFile)
-	}
-	if c.GuardLabel != "" {
-		args = append(args, "--guard-label="+c.GuardLabel)
-	}
-	if c.PodSelector != "" {
-		args = append(args, "--selector="+c.PodSelector)
+	// Optional settings are written only when set, in this order, so that an output without
+	// them stays byte-identical to what earlier versions wrote.
+	for _, f := range []struct{ name, value string }{
+		{"external-uri", c.ExternalURI},
+		{"role", c.Role},
+		{"skip-ports", c.SkipPorts},
+		{"ui-filters", c.UIFilters},
+		{"auth-bearer-file", c.AuthBearerFile},
+		{"auth-header-file", c.AuthHeaderFile},
+		{"guard-label", c.GuardLabel},
+		{"selector", c.PodSelector},
+	} {
+		if f.value != "" {
+			args = append(args, "--"+f.name+"="+f.value)
+		}
 	}
 	if c.NoOwnerReference {
 		args = append(args, "--owner-reference=false")
