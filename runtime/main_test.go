@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
@@ -126,21 +125,30 @@ func (p *proc) sigterm(t *testing.T, within time.Duration) int {
 	}
 }
 
-// setup creates what sparkui-fn emits for an application (UI Service, Role, RoleBinding) and
-// the driver Pod, and returns the Pod.
+// setup creates what sparkui-fn emits for a spark-submit application (UI Service, Role,
+// RoleBinding) and the driver Pod, and returns the Pod.
 func setup(t *testing.T, c *testcluster.Cluster, ns, appID, svc string) *corev1.Pod {
+	return createEmitted(t, c, ns, "wordcount-driver", svc, appID,
+		map[string]string{names.LabelManagedBy: names.ManagedByValue, names.LabelAppSelector: appID})
+}
+
+// createEmitted creates a driver Pod podName labelled spark-app-selector=appID (as Spark
+// labels its driver), and what sparkui-fn emits for it: the UI Service svc with svcLabels and
+// no targetPort (the function declares none), and the Role and RoleBinding granting the
+// driver's ServiceAccount "spark" the runtime's verbs on exactly that Service.
+func createEmitted(t *testing.T, c *testcluster.Cluster, ns, podName, svc, appID string, svcLabels map[string]string) *corev1.Pod {
 	t.Helper()
 	ctx := testcluster.Context(t, 30*time.Second)
 	pod, err := c.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "wordcount-driver", Namespace: ns, Labels: map[string]string{names.LabelAppSelector: appID, names.LabelSparkRole: names.RoleDriver}},
+		ObjectMeta: metav1.ObjectMeta{Name: podName, Namespace: ns, Labels: map[string]string{names.LabelAppSelector: appID, names.LabelSparkRole: names.RoleDriver}},
 		Spec:       corev1.PodSpec{ServiceAccountName: "spark", Containers: []corev1.Container{{Name: names.DriverContainer, Image: "apache/spark:4.0.0"}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Client.CoreV1().Services(ns).Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: svc, Namespace: ns, Labels: map[string]string{names.LabelManagedBy: names.ManagedByValue, names.LabelAppSelector: appID}},
-		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: names.UIPortName, Port: 4040, TargetPort: intstr.FromInt32(4040)}}},
+		ObjectMeta: metav1.ObjectMeta{Name: svc, Namespace: ns, Labels: svcLabels},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: names.UIPortName, Port: 4040}}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
@@ -28,37 +27,9 @@ import (
 // carrier other than a spark-submit Pod (label sparkui.dev/application, no spark-app-selector),
 // the function's Role and RoleBinding, and one run's driver Pod labelled with appID.
 func sharedSetup(t *testing.T, c *testcluster.Cluster, ns, appID string) (*corev1.Pod, string) {
-	t.Helper()
-	ctx := testcluster.Context(t, 30*time.Second)
 	const svc = "nightly-sparkui-ui-svc"
-	pod, err := c.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "nightly-1-driver", Namespace: ns, Labels: map[string]string{names.LabelAppSelector: appID, names.LabelSparkRole: names.RoleDriver}},
-		Spec:       corev1.PodSpec{ServiceAccountName: "spark", Containers: []corev1.Container{{Name: names.DriverContainer, Image: "apache/spark:4.0.0"}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Client.CoreV1().Services(ns).Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: svc, Namespace: ns, Labels: map[string]string{names.LabelManagedBy: names.ManagedByValue, "sparkui.dev/application": "nightly"}},
-		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: names.UIPortName, Port: 4040}}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	role := sidecar.DefaultRole(svc)
-	if _, err := c.Client.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: role, Namespace: ns},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{svc}, Verbs: sidecar.RuntimeVerbs}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Client.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role, Namespace: ns},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "spark", Namespace: ns}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return pod, svc
+	return createEmitted(t, c, ns, "nightly-1-driver", svc, appID,
+		map[string]string{names.LabelManagedBy: names.ManagedByValue, "sparkui.dev/application": "nightly"}), svc
 }
 
 // sharedRunArgs are the container args sparkui-fn emits for such a carrier, $(SPARKUI_APP_ID)
