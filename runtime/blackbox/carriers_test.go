@@ -144,7 +144,7 @@ var namespaceLine = regexp.MustCompile(`(?m)^(\s*namespace:\s*)[a-z0-9-]+\s*$`)
 // renderCarrier renders testdata/<dir>/input.yaml with its namespaces replaced by ns, and
 // returns the output and the carrier (the first item, as in every carrier-* input but the
 // StatefulSet's, whose ConfigMap comes first: the first item of a carrier kind).
-func renderCarrier(t *testing.T, dir, ns string, edit func(*testing.T, string) string) (rendered, *yaml.RNode) {
+func renderCarrier(t *testing.T, dir, ns string, edit func(*testing.T, string) string, errorsAllowed bool) (rendered, *yaml.RNode) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", dir, "input.yaml"))
 	if err != nil {
@@ -154,7 +154,7 @@ func renderCarrier(t *testing.T, dir, ns string, edit func(*testing.T, string) s
 	if edit != nil {
 		in = edit(t, in)
 	}
-	r := renderListExit(t, namespaceLine.ReplaceAllString(in, "${1}"+ns), edit != nil)
+	r := renderListExit(t, namespaceLine.ReplaceAllString(in, "${1}"+ns), errorsAllowed)
 	for _, it := range r.items {
 		switch it.GetKind() {
 		case "SparkApplication", "ScheduledSparkApplication", "Deployment", "StatefulSet", "Job", "CronJob":
@@ -224,7 +224,12 @@ func (d driverRun) slice() []string { return []string{fmt.Sprintf("%s:%d ready=t
 func runCarrier(t *testing.T, cc carrierCase) {
 	c := testcluster.Shared(t, clusterOpts)
 	ns := c.UniqueNamespace(t)
-	r, carrier := renderCarrier(t, cc.dir, ns, cc.edit)
+	r, carrier := renderCarrier(t, cc.dir, ns, cc.edit, cc.unproven)
+	// An input whose identity cannot be proven is reported at build time (SUI022); the test
+	// deploys it anyway to see the runtime refuse it too.
+	if got := strings.Contains(r.results, "[SUI022]"); got != cc.unproven {
+		t.Fatalf("SUI022 reported: %v, want %v\n%s", got, cc.unproven, r.results)
+	}
 	app := carrier.GetName()
 	svc := applySparkui(t, c, ns, r)
 	node := ns + "-node"
