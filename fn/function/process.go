@@ -20,6 +20,11 @@ func Process(rl *framework.ResourceList) error {
 		rl.Results = append(rl.Results, results...)
 		return nil
 	}
+	input := rl.Items
+	items, held, bad := screen(input)
+	rl.Results = append(rl.Results, bad...)
+	defer func() { rl.Items = restore(input, rl.Items, held) }()
+	rl.Items = items
 	if dups := duplicateKeys(rl.Items); len(dups) > 0 {
 		rl.Results = append(rl.Results, dups...)
 		return nil

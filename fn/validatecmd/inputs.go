@@ -1,6 +1,7 @@
 package validatecmd
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -125,9 +126,14 @@ func parseObjects(name string, data []byte) (objs []*object, err error) {
 			continue // an empty document
 		}
 		// Rules read plain mappings: resolve aliases and merge keys (<<: *base) as kustomize
-		// does. The copies keep the lines of what they copy.
-		if err := yaml.NewRNode(n).DeAnchor(); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", name, n.Line, err)
+		// does, within yamlx's bound. The copies keep the lines of what they copy. A document
+		// past the bound stays as written: the function reports it (SUI051) and reads no
+		// further.
+		if err := yamlx.DeAnchor(n); err != nil {
+			var ae *yamlx.AliasError
+			if !errors.As(err, &ae) {
+				return nil, fmt.Errorf("%s:%d: %v", name, n.Line, err)
+			}
 		}
 		if isList(n) {
 			for _, it := range yamlx.Items(yamlx.Get(n, "items")) {

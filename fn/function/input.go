@@ -1,0 +1,102 @@
+package function
+
+import (
+	"fmt"
+
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/yamlx"
+	"github.com/sparkui/sparkui/validate"
+)
+
+// Rules raised while screening the input, before there is a model.
+const (
+	// AliasRule: an item's aliases expand beyond yamlx's bound, or contain themselves.
+	AliasRule = "SUI051"
+)
+
+// Unreadable reports why an item cannot be read, as a result naming the object; nil when it
+// can. i is its position in the input. Such an item is left exactly as it is and kept out of
+// everything else: an alias bomb would expand without end.
+func Unreadable(it *yaml.RNode, i int) *framework.Result {
+	n := it.YNode()
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	who := describeAt(it, i)
+	md := yamlx.Get(n, "metadata")
+	if err := yamlx.CheckAliases(n); err != nil {
+		if name := yamlx.GetStr(md, "name"); name != "" {
+			who = fmt.Sprintf("%s (object %d of the input)", who, i+1)
+		}
+		return validate.NewResult(AliasRule, framework.Error, it, "",
+			fmt.Sprintf("%s: %v; sparkui reads no further and leaves it as it is", who, err))
+	}
+	return nil
+}
+
+// screen splits the items into those sparkui reads and those it leaves alone (by position).
+func screen(items []*yaml.RNode) (readable []*yaml.RNode, held map[*yaml.RNode]bool, results framework.Results) {
+	for i, it := range items {
+		if r := Unreadable(it, i); r != nil {
+			if held == nil {
+				held = map[*yaml.RNode]bool{}
+			}
+			held[it] = true
+			results = append(results, r)
+			continue
+		}
+		readable = append(readable, it)
+	}
+	if held == nil {
+		return items, nil, nil
+	}
+	return readable, held, results
+}
+
+// restore puts the held items back where they were among what processing wrote: the input's
+// order, then what was added.
+func restore(in, out []*yaml.RNode, held map[*yaml.RNode]bool) []*yaml.RNode {
+	if len(held) == 0 {
+		return out
+	}
+	written := make(map[*yaml.RNode]bool, len(out))
+	for _, it := range out {
+		written[it] = true
+	}
+	inInput := make(map[*yaml.RNode]bool, len(in))
+	res := make([]*yaml.RNode, 0, len(out)+len(held))
+	for _, it := range in {
+		inInput[it] = true
+		if held[it] || written[it] {
+			res = append(res, it)
+		}
+	}
+	for _, it := range out {
+		if !inInput[it] {
+			res = append(res, it)
+		}
+	}
+	return res
+}
+
+// describeAt names an object as messages do, and by its position when it has no name.
+func describeAt(it *yaml.RNode, i int) string {
+	n := it.YNode()
+	kind := yamlx.GetStr(n, "kind")
+	md := yamlx.Get(n, "metadata")
+	ns, name := yamlx.GetStr(md, "namespace"), yamlx.GetStr(md, "name")
+	switch {
+	case name == "" && kind == "":
+		return fmt.Sprintf("object %d of the input", i+1)
+	case name == "":
+		return fmt.Sprintf("%s (object %d of the input, no name)", kind, i+1)
+	case ns != "":
+		name = ns + "/" + name
+	}
+	if kind == "" {
+		return name
+	}
+	return kind + " " + name
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// bomb is a 1.3 KB ConfigMap whose ten levels of ten aliases stand for 10^10 strings.
+var bomb = func() string {
+	var b strings.Builder
+	b.WriteString("# ten levels of ten aliases\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n")
+	b.WriteString("  level0: &level0 [" + strings.TrimSuffix(strings.Repeat(`"lol", `, 10), ", ") + "]\n")
+	for l := 1; l <= 10; l++ {
+		p := "*level" + strconv.Itoa(l-1)
+		b.WriteString("  level" + strconv.Itoa(l) + ": &level" + strconv.Itoa(l) + " [" + strings.TrimSuffix(strings.Repeat(p+", ", 10), ", ") + "]\n")
+	}
+	return b.String()
+}()
+
+const plainCM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata:\n  k: v\n"
+
+// TestAliasBombChild is TestAliasBomb's subprocess: `sparkui-fn validate` on the file named
+// by $SPARKUI_BOMB_FILE, then its peak resident memory on stderr. Its address space is capped
+// so that an unbounded expansion fails fast instead of taking the machine.
+func TestAliasBombChild(t *testing.T) {
+	path := os.Getenv("SPARKUI_BOMB_FILE")
+	if path == "" {
+		return
+	}
+	syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: 3 << 30, Max: 3 << 30})
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"validate", path, "--output", "json"}, nil, &stdout, &stderr)
+	os.Stdout.Write(stdout.Bytes())
+	status, _ := os.ReadFile("/proc/self/status")
+	os.Stderr.WriteString("exit " + strconv.Itoa(code) + "\n" + string(status))
+	os.Exit(0)
+}
+
+// TestAliasBomb: a 1 KB alias bomb is an error result naming the object and its document,
+// from `sparkui-fn validate` (peak memory measured in a subprocess) and from the function,
+// which writes it back as it came; the other objects are read as usual.
+func TestAliasBomb(t *testing.T) {
+	in := plainCM + "---\n" + bomb
+	if len(bomb) < 1024 || len(bomb) > 2048 {
+		t.Fatalf("the bomb is %d bytes", len(bomb))
+	}
+	path := filepath.Join(t.TempDir(), "bomb.yaml")
+	os.WriteFile(path, []byte(in), 0o600)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestAliasBombChild$")
+	cmd.Env = append(os.Environ(), "SPARKUI_BOMB_FILE="+path)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("validate in a subprocess: %v\n%s", err, tail(stderr.String()))
+	}
+	hwm := -1
+	code := ""
+	sc := bufio.NewScanner(&stderr)
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) == 3 && f[0] == "VmHWM:" {
+			hwm, _ = strconv.Atoi(f[1])
+		} else if len(f) == 2 && f[0] == "exit" {
+			code = f[1]
+		}
+	}
+	t.Logf("sparkui-fn validate on a %d-byte alias bomb: peak RSS %d kB", len(bomb), hwm)
+	// The test binary alone is ~40 MB; expanding the bomb would take gigabytes.
+	if hwm < 0 || hwm > 150<<10 {
+		t.Errorf("peak RSS %d kB, want at most 150 MB", hwm)
+	}
+	if code != "1" {
+		t.Errorf("exit %s, want 1 (an error finding)", code)
+	}
+	var rep jsonOut
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, stdout.String())
+	}
+	var got []string
+	for _, r := range rep.Results {
+		got = append(got, strings.Join([]string{r.Rule, r.Severity, r.ResourceRef.Kind, r.ResourceRef.Name, r.File.Path, itoa(r.File.Line), r.Message}, " | "))
+	}
+	want := []string{"SUI051 | error | ConfigMap | bomb | " + path + " | 9 | [SUI051] ConfigMap bomb (object 2 of the input): its aliases expand it past twice its size plus 10000 nodes (an alias bomb, not a manifest); sparkui reads no further and leaves it as it is"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("validate findings (-want +got):\n%s", d)
+	}
+	if rep.Summary.Objects != 2 {
+		t.Errorf("%d objects read, want 2", rep.Summary.Objects)
+	}
+
+	var fout, ferr bytes.Buffer
+	if c := run(nil, strings.NewReader(in), &fout, &ferr); c != 1 {
+		t.Errorf("function: exit %d, want 1", c)
+	}
+	if fout.String() != in {
+		t.Errorf("function output:\n%s", cmp.Diff(in, fout.String()))
+	}
+	wantErr := "sparkui-fn: [error] v1/ConfigMap/bomb: [SUI051] ConfigMap bomb (object 2 of the input): its aliases expand it past twice its size plus 10000 nodes (an alias bomb, not a manifest); sparkui reads no further and leaves it as it is\n"
+	if d := cmp.Diff(wantErr, ferr.String()); d != "" {
+		t.Errorf("function stderr (-want +got):\n%s", d)
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 2000 {
+		return s[len(s)-2000:]
+	}
+	return s
+}
