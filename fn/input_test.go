@@ -116,3 +116,44 @@ func tail(s string) string {
 	}
 	return s
 }
+
+// TestWrongShapedMetadata: metadata or metadata.annotations that is a list or a scalar is an
+// error naming the object and the field, on a plain stream and in a ResourceList; the object
+// is written back as it came and every other object is read and rewritten as usual.
+func TestWrongShapedMetadata(t *testing.T) {
+	app, err := os.ReadFile("../examples/spark-submit/manifests.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ md, stderr string }{
+		{"metadata: [a]", `[error] v1/ConfigMap metadata: [SUI030] ConfigMap (object 1 of the input, no name): metadata is a list, not a mapping; kubectl refuses the object, sparkui leaves it as it is`},
+		{"metadata: hello", `[error] v1/ConfigMap metadata: [SUI030] ConfigMap (object 1 of the input, no name): metadata is the scalar "hello", not a mapping; kubectl refuses the object, sparkui leaves it as it is`},
+		{"metadata: {name: x, annotations: [a]}", `[error] v1/ConfigMap/x metadata.annotations: [SUI030] ConfigMap x: metadata.annotations is a list, not a mapping; kubectl refuses the object, sparkui leaves it as it is`},
+		{"metadata: {name: x, annotations: hello}", `[error] v1/ConfigMap/x metadata.annotations: [SUI030] ConfigMap x: metadata.annotations is the scalar "hello", not a mapping; kubectl refuses the object, sparkui leaves it as it is`},
+	} {
+		bad := "apiVersion: v1\nkind: ConfigMap\n" + tc.md + "\n"
+		t.Run(tc.md, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(nil, strings.NewReader(bad+"---\n"+string(app)), &stdout, &stderr)
+			docs := strings.Split(stdout.String(), "---\n")
+			if code != 1 || docs[0] != bad || !strings.Contains(stdout.String(), "-ui-svc") {
+				t.Errorf("plain stream: exit %d, output:\n%s", code, stdout.String())
+			}
+			if got := strings.Split(stderr.String(), "\n")[0]; got != "sparkui-fn: "+tc.stderr {
+				t.Errorf("plain stream stderr:\n%s\nwant first line\nsparkui-fn: %s", stderr.String(), tc.stderr)
+			}
+
+			rl := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  " + tc.md +
+				"\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: other\n"
+			stdout.Reset()
+			stderr.Reset()
+			code = run(nil, strings.NewReader(rl), &stdout, &stderr)
+			if code != 1 || !strings.HasPrefix(stdout.String(), rl+"results:\n") {
+				t.Errorf("ResourceList: exit %d, output:\n%s", code, stdout.String())
+			}
+			if stderr.String() != "sparkui-fn: "+tc.stderr+"\n" {
+				t.Errorf("ResourceList stderr:\n%s\nwant\nsparkui-fn: %s", stderr.String(), tc.stderr)
+			}
+		})
+	}
+}

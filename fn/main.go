@@ -35,6 +35,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if items, ok := plainStream(data); ok {
 			return runPlain(items, stdout, stderr)
 		}
+		out, results, ok, err := runResourceList(data)
+		if ok {
+			if err != nil {
+				fmt.Fprintln(stderr, "sparkui-fn:", err)
+				return 1
+			}
+			stdout.Write(out)
+			return reportErrors(results, stderr)
+		}
 		stdin = bytes.NewReader(data)
 	}
 	var results framework.Results

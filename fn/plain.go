@@ -54,10 +54,12 @@ func runPlain(items []*yaml.RNode, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sparkui-fn:", err)
 		return 1
 	}
-	if err := (kio.ByteWriter{Writer: stdout, KeepReaderAnnotations: true}).Write(rl.Items); err != nil {
+	out, err := encodeItems(rl.Items, nil)
+	if err != nil {
 		fmt.Fprintln(stderr, "sparkui-fn:", err)
 		return 1
 	}
+	stdout.Write(out)
 	return reportErrors(rl.Results, stderr)
 }
 

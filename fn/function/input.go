@@ -2,6 +2,7 @@ package function
 
 import (
 	"fmt"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -12,20 +13,47 @@ import (
 
 // Rules raised while screening the input, before there is a model.
 const (
+	// ShapeRule: an item is no Kubernetes object, or its metadata or annotations are not
+	// mappings.
+	ShapeRule = "SUI030"
 	// AliasRule: an item's aliases expand beyond yamlx's bound, or contain themselves.
 	AliasRule = "SUI051"
 )
 
-// Unreadable reports why an item cannot be read, as a result naming the object; nil when it
-// can. i is its position in the input. Such an item is left exactly as it is and kept out of
-// everything else: an alias bomb would expand without end.
+// Unreadable reports why an item cannot be read as a Kubernetes object, as a result naming
+// the object and the field; nil when it can. i is its position in the input. Such an item
+// is left exactly as it is and kept out of everything else: kyaml's own readers and writers
+// index metadata and metadata.annotations as mappings (a list there panics, a scalar is
+// dropped), and an alias bomb would expand without end.
 func Unreadable(it *yaml.RNode, i int) *framework.Result {
 	n := it.YNode()
 	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
 		n = n.Content[0]
 	}
+	if n.Kind != yaml.MappingNode {
+		return validate.NewResult(ShapeRule, framework.Error, nil, "",
+			fmt.Sprintf("object %d of the input is %s, not a Kubernetes object (a mapping); sparkui leaves it as it is", i+1, shape(n)))
+	}
 	who := describeAt(it, i)
+	var missing []string
+	for _, f := range []string{"apiVersion", "kind"} {
+		if yamlx.GetStr(n, f) == "" {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) > 0 {
+		return validate.NewResult(ShapeRule, framework.Error, it, missing[0],
+			fmt.Sprintf("%s is not a Kubernetes object: it has no %s; kubectl refuses it, sparkui leaves it as it is", who, strings.Join(missing, " and no ")))
+	}
 	md := yamlx.Get(n, "metadata")
+	if !absent(md) && md.Kind != yaml.MappingNode {
+		return validate.NewResult(ShapeRule, framework.Error, it, "metadata",
+			fmt.Sprintf("%s: metadata is %s, not a mapping; kubectl refuses the object, sparkui leaves it as it is", who, shape(md)))
+	}
+	if ann := yamlx.Get(md, "annotations"); !absent(ann) && ann.Kind != yaml.MappingNode {
+		return validate.NewResult(ShapeRule, framework.Error, it, "metadata.annotations",
+			fmt.Sprintf("%s: metadata.annotations is %s, not a mapping; kubectl refuses the object, sparkui leaves it as it is", who, shape(ann)))
+	}
 	if err := yamlx.CheckAliases(n); err != nil {
 		if name := yamlx.GetStr(md, "name"); name != "" {
 			who = fmt.Sprintf("%s (object %d of the input)", who, i+1)
@@ -79,6 +107,24 @@ func restore(in, out []*yaml.RNode, held map[*yaml.RNode]bool) []*yaml.RNode {
 		}
 	}
 	return res
+}
+
+func absent(n *yaml.Node) bool {
+	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == yaml.NodeTagNull)
+}
+
+func shape(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("the scalar %q", n.Value)
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "empty"
 }
 
 // describeAt names an object as messages do, and by its position when it has no name.
