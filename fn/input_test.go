@@ -157,3 +157,33 @@ func TestWrongShapedMetadata(t *testing.T) {
 		})
 	}
 }
+
+// countingWriter counts the writes it gets.
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
+}
+
+// TestOneWrite: the function writes its output in one piece once it is complete, on the
+// plain path and the ResourceList path, so that a failure or a kill never leaves a
+// document cut in the middle on stdout.
+func TestOneWrite(t *testing.T) {
+	app, err := os.ReadFile("../examples/spark-submit/manifests.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := readFixture(t, "fixed-port")
+	for name, in := range map[string][]byte{"plain": app, "ResourceList": rl} {
+		var stdout countingWriter
+		var stderr bytes.Buffer
+		code := run(nil, bytes.NewReader(in), &stdout, &stderr)
+		if code != 0 || stdout.writes != 1 || strings.Count(stdout.String(), "kind: Service\n") < 2 {
+			t.Errorf("%s: exit %d, %d writes for %d bytes; stderr %s", name, code, stdout.writes, stdout.Len(), stderr.String())
+		}
+	}
+}

@@ -25,7 +25,19 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
+// run writes stdout once, when the output is complete: a failure (or a kill) on the way leaves
+// nothing on stdout rather than a document cut in the middle, which a pipeline would apply.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var out bytes.Buffer
+	code := runBuffered(args, stdin, &out, stderr)
+	if _, err := stdout.Write(out.Bytes()); err != nil {
+		fmt.Fprintln(stderr, "sparkui-fn: writing standard output:", err)
+		return 1
+	}
+	return code
+}
+
+func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 && stdin != nil {
 		data, err := io.ReadAll(stdin)
 		if err != nil {
