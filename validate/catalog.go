@@ -40,4 +40,5 @@ var Rules = []Rule{
 	SUI038,
 	SUI039,
 	SUI051,
+	SUI052,
 }

@@ -28,6 +28,9 @@ type object struct {
 type source struct {
 	name string
 	data []byte
+	// skipped says why a file found in a directory was not read (a named pipe, a device);
+	// data is then nil.
+	skipped string
 }
 
 // collectSources reads files, directories (recursively, *.yaml and *.yml) and "-" (stdin).
@@ -37,7 +40,7 @@ func collectSources(paths []string, stdin io.Reader, stdinName string) ([]source
 	add := func(name string, data []byte) {
 		if !seen[name] {
 			seen[name] = true
-			out = append(out, source{name, data})
+			out = append(out, source{name: name, data: data})
 		}
 	}
 	for _, p := range paths {
@@ -77,6 +80,16 @@ func collectSources(paths []string, stdin io.Reader, stdinName string) ([]source
 			if ext := filepath.Ext(path); ext != ".yaml" && ext != ".yml" {
 				return nil
 			}
+			// Only regular files, followed through symlinks: opening a named pipe blocks until
+			// something writes to it, forever in a checkout. A pipe named on the command line
+			// (<(kustomize build)) is read, since it was asked for.
+			if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+				if !seen[filepath.Clean(path)] {
+					seen[filepath.Clean(path)] = true
+					out = append(out, source{name: filepath.Clean(path), skipped: fileType(st.Mode())})
+				}
+				return nil
+			}
 			b, err := os.ReadFile(path)
 			if err != nil {
 				return err
@@ -89,6 +102,20 @@ func collectSources(paths []string, stdin io.Reader, stdinName string) ([]source
 		}
 	}
 	return out, nil
+}
+
+func fileType(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "not a regular file"
 }
 
 // parseObjects reads a multi-document YAML stream, keeping each object's line. A v1 List (what

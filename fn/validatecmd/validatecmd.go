@@ -27,6 +27,9 @@ const (
 	ExitUnusable = 2 // the input could not be read: unreadable file, YAML syntax, bad --config
 )
 
+// SkippedRule is reported for a file of a directory that is not a regular file.
+const SkippedRule = "SUI052"
+
 // ExitCode is the error the command returns when it must exit non-zero; it has already said
 // why on stderr.
 type ExitCode int
@@ -182,7 +185,15 @@ func Validate(opts Options, stdin io.Reader) (*report.Report, error) {
 	rep := &report.Report{Rules: report.Catalog(), ToolVersion: version.Version}
 	at := map[string]map[int]*object{}
 	var items []*yaml.RNode
+	var skipped []*report.Finding
 	for _, s := range srcs {
+		if s.skipped != "" {
+			msg := fmt.Sprintf("[%s] %s is %s, not a regular file: not read (reading it could block forever)", SkippedRule, s.name, s.skipped)
+			skipped = append(skipped, &report.Finding{Rule: SkippedRule, File: s.name, RuleIndex: -1,
+				Result: &framework.Result{Message: msg, Severity: framework.Warning, Tags: map[string]string{"rule": SkippedRule},
+					File: &framework.File{Path: s.name}}})
+			continue
+		}
 		objs, err := parseObjects(s.name, s.data)
 		if err != nil {
 			return nil, err
@@ -216,6 +227,12 @@ func Validate(opts Options, stdin io.Reader) (*report.Report, error) {
 	ruleIx := map[string]int{}
 	for i, r := range rep.Rules {
 		ruleIx[r.ID] = i
+	}
+	for _, f := range skipped {
+		if i, ok := ruleIx[f.Rule]; ok {
+			f.RuleIndex = i
+		}
+		rep.Findings = append(rep.Findings, f)
 	}
 	for _, r := range rl.Results {
 		f := &report.Finding{Result: r, Rule: r.Tags["rule"], RuleIndex: -1}

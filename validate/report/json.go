@@ -56,6 +56,8 @@ func WriteJSON(w io.Writer, rep *Report) error {
 		}
 		if f.Object != nil {
 			r.File = &jsonFile{Path: f.Object.File, Index: f.Object.Index, Line: f.Line}
+		} else if f.File != "" { // a file that holds no object, such as one not read
+			r.File = &jsonFile{Path: f.File, Line: f.Line}
 		}
 		out.Results = append(out.Results, r)
 	}
