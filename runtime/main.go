@@ -199,6 +199,11 @@ func run(args []string, stderr io.Writer) int {
 	cfg.PodUID = os.Getenv(sidecar.EnvPodUID)
 	cfg.Getenv = os.Getenv
 
+	// The flag's default is 100ms, so a 0 here was asked for: Validate would take it for
+	// "the default" and the log would say 0s.
+	if err := agent.CheckPoll(cfg.Poll); err != nil {
+		return idle(ctx, log, cfg.TerminationLog, "invalid configuration: "+err.Error())
+	}
 	if err := cfg.Validate(); err != nil {
 		return idle(ctx, log, cfg.TerminationLog, "invalid configuration: "+err.Error())
 	}

@@ -397,6 +397,12 @@ func TestCommandLine(t *testing.T) {
 		{pod, []string{"--service=s"}, "--app-id is required (unless --guard-label is given)"},
 		{pod, []string{"--service=s", "--guard-label=sparkui.dev/application=nightly"}, "no --selector and an empty --app-id ($SPARKUI_APP_ID)"},
 		{pod, []string{"--service=s", "--guard-label=sparkui.dev/application="}, "--guard-label: sparkui.dev/application= has an empty key or value"},
+		// A poll that would spin, or silently run at 100ms while the log says 0s; a port named
+		// with its flag.
+		{pod, []string{"--service=s", "--app-id=a", "--poll-interval=1ns"}, "invalid configuration: --poll-interval 1ns: must be at least 10ms"},
+		{pod, []string{"--service=s", "--app-id=a", "--poll-interval=0s"}, "invalid configuration: --poll-interval 0s: must be at least 10ms"},
+		{pod, []string{"--service=s", "--app-id=a", "--poll-interval=-5ms"}, "invalid configuration: --poll-interval -5ms: must be at least 10ms"},
+		{pod, []string{"--service=s", "--app-id=a", "--ui-port=80"}, "invalid configuration: --ui-port 80: Spark accepts 0 (random) or 1024-65535"},
 	} {
 		// The termination log first: flags after a bad one are not parsed (in a Pod it is
 		// the default, /dev/termination-log).

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -22,7 +23,7 @@ type Config struct {
 	// spark-app-selector=<app-id>, spark-role=driver.
 	Selector map[string]string
 
-	Poll           time.Duration // watch interval; default 100ms
+	Poll           time.Duration // watch interval, at least MinPoll; 0 = the default, 100ms
 	ProbeTimeout   time.Duration // one REST API request; default 1s
 	RequestTimeout time.Duration // one API server request; default 5s
 	WaitLog        time.Duration // period of "still waiting for the UI"; default 30s
@@ -130,8 +131,21 @@ func (c *Config) Validate() error {
 	}
 	// Spark accepts spark.ui.port 0 (random) or 1024-65535 and exits the driver otherwise
 	// (core/src/main/scala/org/apache/spark/internal/config/UI.scala, UI_PORT's check).
-	if !sparkPort(c.UIPort) || !sparkPort(c.SSLPort) || c.MaxRetries < 0 {
-		errs = append(errs, "--ui-port and --ssl-ui-port must be 0 or in 1024-65535, and --max-retries ≥ 0")
+	for _, p := range []struct {
+		flag string
+		v    int
+	}{{"--ui-port", c.UIPort}, {"--ssl-ui-port", c.SSLPort}} {
+		if !sparkPort(p.v) {
+			errs = append(errs, fmt.Sprintf("%s %d: Spark accepts 0 (random) or 1024-65535", p.flag, p.v))
+		}
+	}
+	if c.MaxRetries < 0 {
+		errs = append(errs, fmt.Sprintf("--max-retries %d: must be 0 or more", c.MaxRetries))
+	}
+	if c.Poll != 0 { // 0 is the default
+		if err := CheckPoll(c.Poll); err != nil {
+			errs = append(errs, err.Error())
+		}
 	}
 	if _, err := sidecar.ParsePorts(c.SkipPorts); err != nil {
 		errs = append(errs, "--skip-ports: "+err.Error())
@@ -146,6 +160,19 @@ func (c *Config) Validate() error {
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// MinPoll is the shortest --poll-interval: each poll reads the network namespace's socket
+// table, and at 1ns that loop alone took 60 % of a core.
+const MinPoll = 10 * time.Millisecond
+
+// CheckPoll refuses a --poll-interval below MinPoll, zero and negative ones included: the
+// watch would otherwise spin, or quietly run at another interval than the one logged.
+func CheckPoll(d time.Duration) error {
+	if d < MinPoll {
+		return fmt.Errorf("--poll-interval %v: must be at least %v", d, MinPoll)
 	}
 	return nil
 }

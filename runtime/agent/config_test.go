@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sparkui/sparkui/internal/sidecar"
 )
@@ -48,6 +49,26 @@ func TestConfig(t *testing.T) {
 		if err := bad.Validate(); err == nil {
 			t.Errorf("Validate(%+v): no error", bad.Config)
 		}
+	}
+	// Each value is named with its flag.
+	for _, tc := range []struct {
+		c    Config
+		want string
+	}{
+		{Config{Config: sidecar.Config{UIPort: 80}}, "--ui-port 80: Spark accepts 0 (random) or 1024-65535"},
+		{Config{Config: sidecar.Config{UIPort: 4040, SSLPort: 70000}}, "--ssl-ui-port 70000: Spark accepts 0 (random) or 1024-65535"},
+		{Config{Config: sidecar.Config{MaxRetries: -1}}, "--max-retries -1: must be 0 or more"},
+		{Config{Poll: time.Nanosecond}, "--poll-interval 1ns: must be at least 10ms"},
+		{Config{Poll: -time.Second}, "--poll-interval -1s: must be at least 10ms"},
+	} {
+		c := tc.c
+		c.Service, c.AppID, c.PodName, c.PodNamespace, c.PodUID = "s", "a", "p", "n", "u"
+		if err := c.Validate(); err == nil || err.Error() != tc.want {
+			t.Errorf("Validate() = %v, want %q", err, tc.want)
+		}
+	}
+	if err := CheckPoll(0); err == nil || err.Error() != "--poll-interval 0s: must be at least 10ms" {
+		t.Errorf("CheckPoll(0) = %v", err)
 	}
 	err := (&Config{}).Validate()
 	for _, want := range []string{"--service", "--app-id", "$POD_NAME", "$POD_NAMESPACE", "$POD_UID"} {
