@@ -187,3 +187,41 @@ func TestOneWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONLines: JSON lines (one object per line) on a plain stream: every object is read
+// and written back, by the function and by `sparkui-fn validate` (each at its line); before,
+// every object after the first was dropped.
+func TestJSONLines(t *testing.T) {
+	in := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}
+{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i","ports":[{"containerPort":0}]}]}}
+{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}
+`
+	var stdout, stderr bytes.Buffer
+	if code := run(nil, strings.NewReader(in), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	want := `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}
+---
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 0}]}]}}
+---
+{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}}
+`
+	if d := cmp.Diff(want, stdout.String()); d != "" {
+		t.Errorf("function output (-want +got):\n%s", d)
+	}
+	withDriver := strings.Replace(in, `"metadata":{"name":"p"}`, `"metadata":{"name":"p","labels":{"spark-role":"driver"}}`, 1)
+	code, out, serr := runCmd(t, withDriver, "-", "--output", "json")
+	var rep jsonOut
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("exit %d: %v\n%s", code, serr, out)
+	}
+	var got []string
+	for _, r := range rep.Results {
+		if r.Rule == "SUI001" {
+			got = append(got, strings.Join([]string{r.Rule, r.ResourceRef.Name, r.Field.Path, itoa(r.File.Line)}, " "))
+		}
+	}
+	if rep.Summary.Objects != 3 || cmp.Diff([]string{"SUI001 p spec.containers[0].ports[0].containerPort 2"}, got) != "" {
+		t.Errorf("validate: exit %d, %d objects, SUI001 findings %q\n%s", code, rep.Summary.Objects, got, serr)
+	}
+}

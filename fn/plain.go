@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/fn/function"
+	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
 // plainStream reads stdin when it is a plain multi-document stream (`kustomize build … |
@@ -19,6 +20,14 @@ import (
 // false for a ResourceList, and for input kyaml cannot read, which the KRM path then reports
 // as it always has.
 func plainStream(data []byte) (items []*yaml.RNode, ok bool) {
+	if docs, ok := yamlx.JSONStream(data); ok {
+		// One document per JSON value: JSON is YAML, and each stays a flow mapping.
+		parts := make([][]byte, len(docs))
+		for i, d := range docs {
+			parts[i] = d.Text
+		}
+		data = bytes.Join(parts, []byte("\n---\n"))
+	}
 	r := &kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}
 	items, err := r.Read()
 	if err != nil || r.WrappingKind != "" || len(items) == 0 {

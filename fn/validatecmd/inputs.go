@@ -126,6 +126,9 @@ func parseObjects(name string, data []byte) (objs []*object, err error) {
 			objs, err = nil, fmt.Errorf("%s: the YAML parser failed: %v", name, p)
 		}
 	}()
+	if docs, ok := yamlx.JSONStream(data); ok {
+		return parseJSONStream(name, docs)
+	}
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	dec := yaml.NewDecoder(strings.NewReader(text))
 	add := func(n *yaml.Node, doc int) error {
@@ -173,6 +176,31 @@ func parseObjects(name string, data []byte) (objs []*object, err error) {
 		if err := add(n, doc); err != nil {
 			return nil, err
 		}
+	}
+}
+
+// parseJSONStream reads each object of a JSON stream as a document of its own, at its line.
+func parseJSONStream(name string, docs []yamlx.JSONDoc) ([]*object, error) {
+	var objs []*object
+	for _, d := range docs {
+		part, err := parseObjects(name, d.Text)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range part {
+			shiftLines(o.node, d.Line-1)
+			o.Line = o.node.Line
+			o.Index = len(objs)
+			objs = append(objs, o)
+		}
+	}
+	return objs, nil
+}
+
+func shiftLines(n *yaml.Node, by int) {
+	n.Line += by
+	for _, c := range n.Content {
+		shiftLines(c, by)
 	}
 }
 

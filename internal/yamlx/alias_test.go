@@ -51,3 +51,21 @@ func TestDeAnchor(t *testing.T) {
 }
 
 func itoa(i int) string { return NewInt(i).Value }
+
+// TestJSONStream: JSON lines and concatenated objects split into their values, with the line
+// each starts on; one object, YAML, or JSON with anything else around is not a JSON stream.
+func TestJSONStream(t *testing.T) {
+	docs, ok := JSONStream([]byte("{\"a\": 1}\n{\"b\": [2]}\n\n{\n  \"c\": 3\n}\n"))
+	var got []string
+	for _, d := range docs {
+		got = append(got, string(d.Text)+"@"+itoa(d.Line))
+	}
+	if !ok || strings.Join(got, " ") != "{\"a\": 1}@1 {\"b\": [2]}@2 {\n  \"c\": 3\n}@4" {
+		t.Errorf("%v %q", ok, got)
+	}
+	for _, in := range []string{"{\"a\": 1}\n", "a: 1\n---\nb: 2\n", "{\"a\": 1}\n[1]\n", "{\"a\": 1}\nb: 2\n"} {
+		if _, ok := JSONStream([]byte(in)); ok {
+			t.Errorf("%q read as a JSON stream", in)
+		}
+	}
+}
