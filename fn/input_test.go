@@ -225,3 +225,27 @@ func TestJSONLines(t *testing.T) {
 		t.Errorf("validate: exit %d, %d objects, SUI001 findings %q\n%s", code, rep.Summary.Objects, got, serr)
 	}
 }
+
+// TestYAMLErrorsPlaced: a syntax error in a plain stream is reported at its document and its
+// line in the whole stream, with a column for a tab, a NUL byte and invalid UTF-8, the same
+// by the function and by `sparkui-fn validate`; nothing is written on stdout.
+func TestYAMLErrorsPlaced(t *testing.T) {
+	first := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n"
+	for _, tc := range []struct{ in, want string }{
+		{first + "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [b\n", "document 2, line 9: did not find expected ',' or ']'"},
+		{first + "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n\tlabels: {}\n", "document 2, line 10, column 1: found a tab character that violates indentation"},
+		{first + "kind: Pod\nmetadata:\n\tname: x\n", "document 2, line 8, column 1: found character that cannot start any token (a tab: YAML indents with spaces only)"},
+		{first + "kind: Pod\nmetadata:\n  name: b\x00c\n", "document 2, line 8, column 10: control character U+0000 is not allowed"},
+		{first + "kind: Pod\nmetadata:\n  name: b\xffc\n", "document 2, line 8, column 10: invalid UTF-8 (byte 0xff)"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(nil, strings.NewReader(tc.in), &stdout, &stderr)
+		if want := "sparkui-fn: standard input, " + tc.want + "\n"; code != 1 || stdout.Len() != 0 || stderr.String() != want {
+			t.Errorf("function: exit %d, stdout %q, stderr %q; want %q", code, stdout.String(), stderr.String(), want)
+		}
+		code, out, serr := runCmd(t, tc.in, "-")
+		if want := "sparkui-fn validate: stdin: " + tc.want + "\n"; code != 2 || out != "" || serr != want {
+			t.Errorf("validate: exit %d, stdout %q, stderr %q; want %q", code, out, serr, want)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sparkui/sparkui/fn/function"
 	"github.com/sparkui/sparkui/fn/validatecmd"
+	"github.com/sparkui/sparkui/internal/yamlx"
 	"github.com/sparkui/sparkui/internal/version"
 )
 
@@ -55,6 +56,10 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 			stdout.Write(out)
 			return reportErrors(results, stderr)
+		}
+		if e := yamlx.CheckStream(data); e != nil {
+			fmt.Fprintf(stderr, "sparkui-fn: standard input, %v\n", e)
+			return 1
 		}
 		stdin = bytes.NewReader(data)
 	}

@@ -146,6 +146,9 @@ func parseObjects(name string, data []byte) (objs []*object, err error) {
 			if err == io.EOF {
 				return objs, nil
 			}
+			if e := yamlx.CheckStream(data); e != nil {
+				return nil, fmt.Errorf("%s: %v", name, e)
+			}
 			return nil, fmt.Errorf("%s: %v", name, err)
 		}
 		if d.Kind != yaml.DocumentNode || len(d.Content) == 0 {
