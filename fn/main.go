@@ -18,8 +18,8 @@ import (
 
 	"github.com/sparkui/sparkui/fn/function"
 	"github.com/sparkui/sparkui/fn/validatecmd"
-	"github.com/sparkui/sparkui/internal/yamlx"
 	"github.com/sparkui/sparkui/internal/version"
+	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
 func main() {
