@@ -7,12 +7,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/fn/function"
 )
 
 // bomb is a 1.3 KB ConfigMap whose ten levels of ten aliases stand for 10^10 strings.
@@ -247,5 +253,82 @@ func TestYAMLErrorsPlaced(t *testing.T) {
 		if want := "sparkui-fn validate: stdin: " + tc.want + "\n"; code != 2 || out != "" || serr != want {
 			t.Errorf("validate: exit %d, stdout %q, stderr %q; want %q", code, out, serr, want)
 		}
+	}
+}
+
+// findingsOf are "RULE SEVERITY KIND NAME FIELD" of results, sorted.
+func findingsOf(rs framework.Results) []string {
+	var out []string
+	for _, r := range rs {
+		kind, name, field := "-", "-", "-"
+		if r.ResourceRef != nil && r.ResourceRef.Kind != "" {
+			kind = r.ResourceRef.Kind
+		}
+		if r.ResourceRef != nil && r.ResourceRef.Name != "" {
+			name = r.ResourceRef.Name
+		}
+		if r.Field != nil {
+			field = r.Field.Path
+		}
+		out = append(out, strings.Join([]string{r.Tags["rule"], string(r.Severity), kind, name, field}, " "))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestValidateAgreesWithFunction: `sparkui-fn validate` on a plain stream finds what the
+// function finds in validate mode on the same objects (as a ResourceList): for a bare
+// `hello: world`, wrong-shaped metadata, an alias bomb, resources at versions sparkui does not
+// read and a List among other documents (SUI050, which both report instead of nothing).
+func TestValidateAgreesWithFunction(t *testing.T) {
+	for name, tc := range map[string]struct {
+		in   string
+		want []string
+	}{
+		"hello world":   {"hello: world\n", []string{"SUI030 error - - apiVersion"}},
+		"metadata list": {"apiVersion: v1\nkind: ConfigMap\nmetadata: [a]\n", []string{"SUI030 error ConfigMap - metadata"}},
+		"alias bomb":    {bomb, []string{"SUI051 error ConfigMap bomb -"}},
+		"unread versions": {"apiVersion: sparkoperator.k8s.io/v1beta1\nkind: SparkApplication\nmetadata: {name: old}\n---\n" +
+			"apiVersion: spark.apache.org/v2\nkind: SparkApplication\nmetadata: {name: next}\n---\n" +
+			"apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n",
+			[]string{"SUI050 warning List l items", "SUI050 warning SparkApplication next apiVersion", "SUI050 warning SparkApplication old apiVersion"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, serr := runCmd(t, tc.in, "-", "--output", "json")
+			var rep jsonOut
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatalf("validate: exit %d: %v\n%s", code, err, serr)
+			}
+			var fromValidate []string
+			for _, r := range rep.Results {
+				kind, name, field := "-", "-", "-"
+				if r.ResourceRef != nil && r.ResourceRef.Kind != "" {
+					kind = r.ResourceRef.Kind
+				}
+				if r.ResourceRef != nil && r.ResourceRef.Name != "" {
+					name = r.ResourceRef.Name
+				}
+				if r.Field != nil {
+					field = r.Field.Path
+				}
+				fromValidate = append(fromValidate, strings.Join([]string{r.Rule, r.Severity, kind, name, field}, " "))
+			}
+			sort.Strings(fromValidate)
+
+			items, err := (&kio.ByteReader{Reader: strings.NewReader(tc.in), OmitReaderAnnotations: true}).Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rl := &framework.ResourceList{Items: items, FunctionConfig: yaml.MustParse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {mode: validate}\n")}
+			if err := function.Process(rl); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, findingsOf(rl.Results)); d != "" {
+				t.Errorf("function (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tc.want, fromValidate); d != "" {
+				t.Errorf("validate (-want +got):\n%s", d)
+			}
+		})
 	}
 }

@@ -38,26 +38,9 @@ func plainStream(data []byte) (items []*yaml.RNode, ok bool) {
 
 // runPlain runs the function on a plain stream and writes the objects back as a plain stream,
 // with no annotation the input did not carry. A document that is not a Kubernetes object
-// (no apiVersion or no kind: `hello: world`) is refused, since it is neither a ResourceList nor
-// something kubectl would apply.
+// (no apiVersion or no kind: `hello: world`) is an error result (SUI030), as in a
+// ResourceList and in `sparkui-fn validate`, and is written back as it came.
 func runPlain(items []*yaml.RNode, stdout, stderr io.Writer) int {
-	bad := false
-	for i, it := range items {
-		var missing []string
-		for _, f := range []string{"apiVersion", "kind"} {
-			if v, err := it.GetString(f); err != nil || v == "" {
-				missing = append(missing, f)
-			}
-		}
-		if len(missing) > 0 {
-			fmt.Fprintf(stderr, "sparkui-fn: standard input, document %d: not a ResourceList and not a Kubernetes object (no %s)\n",
-				i+1, joinAnd(missing))
-			bad = true
-		}
-	}
-	if bad {
-		return 1
-	}
 	rl := &framework.ResourceList{Items: items}
 	if err := function.Process(rl); err != nil {
 		fmt.Fprintln(stderr, "sparkui-fn:", err)
@@ -70,11 +53,4 @@ func runPlain(items []*yaml.RNode, stdout, stderr io.Writer) int {
 	}
 	stdout.Write(out)
 	return reportErrors(rl.Results, stderr)
-}
-
-func joinAnd(s []string) string {
-	if len(s) == 2 {
-		return s[0] + " and no " + s[1]
-	}
-	return s[0]
 }

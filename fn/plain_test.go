@@ -56,19 +56,20 @@ func TestPlainStreamTransforms(t *testing.T) {
 	}
 }
 
-// TestNotAnObject: input that is neither a ResourceList nor Kubernetes objects is refused,
-// naming the document and what it lacks, with nothing on stdout.
+// TestNotAnObject: a document that is not a Kubernetes object is an error result naming the
+// document and what it lacks (SUI030, as in a ResourceList and in sparkui-fn validate); it is
+// written back as it came, with the other objects.
 func TestNotAnObject(t *testing.T) {
 	for _, tc := range []struct{ in, stderr string }{
-		{"hello: world\n", "sparkui-fn: standard input, document 1: not a ResourceList and not a Kubernetes object (no apiVersion and no kind)\n"},
+		{"hello: world\n", "sparkui-fn: [error] apiVersion: [SUI030] object 1 of the input is not a Kubernetes object: it has no apiVersion and no kind; kubectl refuses it, sparkui leaves it as it is\n"},
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\ndata: {}\n",
-			"sparkui-fn: standard input, document 2: not a ResourceList and not a Kubernetes object (no kind)\n"},
-		{"kind: Pod\nmetadata: {name: p}\n", "sparkui-fn: standard input, document 1: not a ResourceList and not a Kubernetes object (no apiVersion)\n"},
+			"sparkui-fn: [error] v1 kind: [SUI030] object 2 of the input is not a Kubernetes object: it has no kind; kubectl refuses it, sparkui leaves it as it is\n"},
+		{"kind: Pod\nmetadata: {name: p}\n", "sparkui-fn: [error] Pod/p apiVersion: [SUI030] Pod p is not a Kubernetes object: it has no apiVersion; kubectl refuses it, sparkui leaves it as it is\n"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(nil, strings.NewReader(tc.in), &stdout, &stderr)
-		if code != 1 || stdout.Len() != 0 || stderr.String() != tc.stderr {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 1 and %q", tc.in, code, stdout.String(), stderr.String(), tc.stderr)
+		if code != 1 || stdout.String() != tc.in || stderr.String() != tc.stderr {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 1, the input and %q", tc.in, code, stdout.String(), stderr.String(), tc.stderr)
 		}
 	}
 }

@@ -119,7 +119,8 @@ func fileType(m fs.FileMode) string {
 }
 
 // parseObjects reads a multi-document YAML stream, keeping each object's line. A v1 List (what
-// kubectl get -o yaml prints) or a ResourceList is unwrapped into its items.
+// kubectl get -o yaml prints) or a ResourceList that is the whole stream is unwrapped into its
+// items.
 func parseObjects(name string, data []byte) (objs []*object, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -140,11 +141,16 @@ func parseObjects(name string, data []byte) (objs []*object, err error) {
 			Kind: yamlx.GetStr(n, "kind"), Namespace: ns, Name: nm}})
 		return nil
 	}
+	type document struct {
+		n   *yaml.Node
+		doc int
+	}
+	var docs []document
 	for doc := 1; ; doc++ {
 		var d yaml.Node
 		if err := dec.Decode(&d); err != nil {
 			if err == io.EOF {
-				return objs, nil
+				break
 			}
 			if e := yamlx.CheckStream(data); e != nil {
 				return nil, fmt.Errorf("%s: %v", name, e)
@@ -168,21 +174,26 @@ func parseObjects(name string, data []byte) (objs []*object, err error) {
 				return nil, fmt.Errorf("%s:%d: %v", name, n.Line, err)
 			}
 		}
-		if isList(n) {
-			for _, it := range yamlx.Items(yamlx.Get(n, "items")) {
-				if err := add(it, doc); err != nil {
-					return nil, err
-				}
+		docs = append(docs, document{n, doc})
+	}
+	// A List is unwrapped when it is the whole file, as kyaml's reader does for the function:
+	// among other documents it is one object, which the function reports (SUI050).
+	if len(docs) == 1 && isList(docs[0].n) {
+		for _, it := range yamlx.Items(yamlx.Get(docs[0].n, "items")) {
+			if err := add(it, docs[0].doc); err != nil {
+				return nil, err
 			}
-			continue
 		}
-		if err := add(n, doc); err != nil {
+		return objs, nil
+	}
+	for _, d := range docs {
+		if err := add(d.n, d.doc); err != nil {
 			return nil, err
 		}
 	}
+	return objs, nil
 }
 
-// parseJSONStream reads each object of a JSON stream as a document of its own, at its line.
 func parseJSONStream(name string, docs []yamlx.JSONDoc) ([]*object, error) {
 	var objs []*object
 	for _, d := range docs {
