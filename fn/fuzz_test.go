@@ -35,6 +35,10 @@ func FuzzFunction(f *testing.F) {
 	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec:\n  ports:\n  - port: 80\n    port: 0\n"))
 	f.Add([]byte("hello: world\n"))
 	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations: {config.kubernetes.io/index: '7'}\n---\nb: &a {c: 1}\nd: *a\n<<: *a\n"))
+	// Wrong-shaped metadata, an alias inside itself, JSON lines (issue 13 E, F).
+	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: [a]\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, annotations: hello}\n"))
+	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: &a {k: [x, *a]}\n"))
+	f.Add([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}` + "\n" + `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		defer failIfHung("FuzzFunction", 5*time.Second, data)()
 		fuzzPlainStream(t, data)
