@@ -332,3 +332,18 @@ func TestValidateAgreesWithFunction(t *testing.T) {
 		})
 	}
 }
+
+// TestValidatePlacesWrongShapedMetadata: `sparkui-fn validate` places the error for an object
+// whose metadata or annotations are no mapping (where its file annotations cannot be written)
+// at the field's line, with the message the function gives.
+func TestValidatePlacesWrongShapedMetadata(t *testing.T) {
+	in := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: [a]\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations: hello\n"
+	code, out, _ := runCmd(t, in, "-")
+	want := `stdin:8: error: [SUI030] ConfigMap (object 2 of the input, no name): metadata is a list, not a mapping; kubectl refuses the object, sparkui leaves it as it is (ConfigMap metadata)
+stdin:14: error: [SUI030] ConfigMap x: metadata.annotations is the scalar "hello", not a mapping; kubectl refuses the object, sparkui leaves it as it is (ConfigMap x metadata.annotations)
+`
+	if d := cmp.Diff(want, out); code != 1 || d != "" {
+		t.Errorf("exit %d, report (-want +got):\n%s", code, d)
+	}
+}

@@ -174,6 +174,13 @@ func run(o Options, stdin io.Reader, stdout, stderr io.Writer) int {
 	return ExitClean
 }
 
+func placeLine(o *object, r *framework.Result) int {
+	if r.Field != nil {
+		return fieldLine(o.node, r.Field.Path)
+	}
+	return o.Line
+}
+
 // Validate reads every input, runs the function in validate mode on all the objects at once
 // (an application's Pod, Services, ConfigMap and RBAC may sit in different files) and places
 // each result at its file and line.
@@ -185,7 +192,9 @@ func Validate(opts Options, stdin io.Reader) (*report.Report, error) {
 	rep := &report.Report{Rules: report.Catalog(), ToolVersion: version.Version}
 	at := map[string]map[int]*object{}
 	var items []*yaml.RNode
-	var skipped []*report.Finding
+	var skipped, held []*report.Finding
+	pos := 0 // of each object among all, as the function numbers them
+	placed := map[string]bool{}
 	for _, s := range srcs {
 		if s.skipped != "" {
 			msg := fmt.Sprintf("[%s] %s is %s, not a regular file: not read (reading it could block forever)", SkippedRule, s.name, s.skipped)
@@ -204,7 +213,17 @@ func Validate(opts Options, stdin io.Reader) (*report.Report, error) {
 			at[s.name][o.Index] = o
 			rep.Objects = append(rep.Objects, o.Object)
 			annotate(o)
-			items = append(items, yaml.NewRNode(o.node))
+			rn := yaml.NewRNode(o.node)
+			// What the function would refuse to read (metadata that is no mapping, where the
+			// file annotations cannot go): its result, placed here, with the position the
+			// function would give it.
+			if r := function.Unreadable(rn, pos); r != nil && r.File == nil {
+				held = append(held, &report.Finding{Result: r, Rule: r.Tags["rule"], Object: o.Object,
+					File: o.File, Line: placeLine(o, r), RuleIndex: -1})
+				placed[r.Message] = true
+			}
+			pos++
+			items = append(items, rn)
 		}
 	}
 	fc, cfgObj, err := loadConfig(opts.Config)
@@ -228,13 +247,16 @@ func Validate(opts Options, stdin io.Reader) (*report.Report, error) {
 	for i, r := range rep.Rules {
 		ruleIx[r.ID] = i
 	}
-	for _, f := range skipped {
+	for _, f := range append(skipped, held...) {
 		if i, ok := ruleIx[f.Rule]; ok {
 			f.RuleIndex = i
 		}
 		rep.Findings = append(rep.Findings, f)
 	}
 	for _, r := range rl.Results {
+		if r.File == nil && placed[r.Message] {
+			continue // the same result, placed above
+		}
 		f := &report.Finding{Result: r, Rule: r.Tags["rule"], RuleIndex: -1}
 		if i, ok := ruleIx[f.Rule]; ok {
 			f.RuleIndex = i
