@@ -33,7 +33,7 @@ func ExpansionLimit(n *yaml.Node) int { return 2*countNodes(n, map[*yaml.Node]bo
 // keys, which are aliases too) stays within ExpansionLimit(n). Its cost is linear in the
 // document, whatever the aliases stand for.
 func CheckAliases(n *yaml.Node) error {
-	if n == nil {
+	if n == nil || !anyAlias(n) {
 		return nil
 	}
 	limit := ExpansionLimit(n)
@@ -69,6 +69,21 @@ func DeAnchor(n *yaml.Node) (err error) {
 		*n = *rn.YNode()
 	}
 	return nil
+}
+
+// anyAlias reports whether n holds an alias, without allocating: most objects hold none, and
+// are checked for every item the function reads and writes. Without aliases the nodes form a
+// tree, so the walk ends.
+func anyAlias(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode {
+		return true
+	}
+	for _, c := range n.Content {
+		if anyAlias(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // countNodes counts the nodes as parsed, each alias as one.
