@@ -6,7 +6,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +34,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if items, ok := plainStream(data); ok {
 			return runPlain(items, stdout, stderr)
 		}
-		stdin = bytes.NewReader(data)
+		// What kustomize and kpt run: the ResourceList is read and written here rather than
+		// by the command below, whose writer holds the whole output's YAML events at once.
+		results, err := executeResourceList(data, stdout)
+		if err != nil {
+			fmt.Fprintln(stderr, "sparkui-fn:", err)
+			return 1
+		}
+		return reportErrors(results, stderr)
 	}
 	var results framework.Results
 	p := framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
