@@ -27,6 +27,7 @@ func executeResourceList(data []byte, w io.Writer) (framework.Results, error) {
 	if rl.Items, err = rw.Read(); err != nil {
 		return nil, errors.WrapPrefixf(err, "failed to read ResourceList input")
 	}
+	rw.Reader = nil // the input's bytes, no longer needed while the output is built
 	rl.FunctionConfig = rw.FunctionConfig
 	nodeAnnos, err := kio.PreprocessResourcesForInternalAnnotationMigration(rl.Items)
 	if err != nil {
@@ -37,15 +38,21 @@ func executeResourceList(data []byte, w io.Writer) (framework.Results, error) {
 		return rl.Results, err
 	}
 	if len(rl.Results) > 0 {
-		b, err := yaml.Marshal(rl.Results)
-		if err != nil {
-			return rl.Results, errors.Wrap(err)
+		// framework.Execute marshals and parses the results as one sequence, which is again
+		// one document's events at once; one result at a time gives the same nodes.
+		seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq}
+		for _, r := range rl.Results {
+			b, err := yaml.Marshal(r)
+			if err != nil {
+				return rl.Results, errors.Wrap(err)
+			}
+			y, err := yaml.Parse(string(b))
+			if err != nil {
+				return rl.Results, errors.Wrap(err)
+			}
+			seq.Content = append(seq.Content, y.YNode())
 		}
-		y, err := yaml.Parse(string(b))
-		if err != nil {
-			return rl.Results, errors.Wrap(err)
-		}
-		rw.Results = y
+		rw.Results = yaml.NewRNode(seq)
 	}
 	rw.Writer = w
 	if rw.WrappingKind == "" {
