@@ -13,7 +13,7 @@ FUZZTIME ?= 10s
 REPO ?= ghcr.io/sparkui
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help build example test unit fuzz bench bench-start tools kustomize control-plane fmt-check vet lint clean image image-tar
+.PHONY: help build example test unit fuzz bench bench-start bench-rss tools kustomize control-plane fmt-check vet lint clean image image-tar
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
@@ -22,6 +22,7 @@ help:
 	@echo "make lint           staticcheck (built once per machine into $(CACHE)/bin)"
 	@echo "make bench          benchmarks (compare runs with benchstat)"
 	@echo "make bench-start    process start: the built binary on one application vs a no-op kyaml function"
+	@echo "make bench-rss      peak memory: the built binary on 1,000 and 5,000 kubeflow applications vs a no-op kyaml function"
 	@echo "make tools          build the kustomize CLI and the control plane into $(CACHE)"
 	@echo "make image-tar      OCI layout tarballs of both images, no container engine needed (bin/*.oci.tar)"
 	@echo "make image          both images with docker buildx (needs a Docker engine)"
@@ -99,6 +100,14 @@ bench-start: $(BENCHSTAT)
 	for i in 1 2 3 4 5 6 7 8 9 10; do go test -run='^$$' -bench='^BenchmarkStart(Function|Floor|FloorOutput)$$' -benchtime=40x -count=1 ./fn | tee -a bench-start.out; done
 	$(BENCHSTAT) -col .name bench-start.out
 
+# Peak RSS (the child's rusage) of the built binary on 1,000 and 5,000 kubeflow
+# SparkApplications and of the no-op on its output, three rounds (the peak moves with when the
+# garbage collector happens to run: ±20 % between rounds).
+bench-rss: $(BENCHSTAT)
+	rm -f bench-rss.out
+	for i in 1 2 3; do go test -run='^$$' -bench='^BenchmarkPeakRSS$$' -benchtime=1x -count=1 ./fn | tee -a bench-rss.out; done
+	$(BENCHSTAT) bench-rss.out
+
 image-tar:
 	@set -e; for b in sparkui-fn sparkui-runtime; do \
 	  args=""; for p in $(PLATFORMS); do \
@@ -114,4 +123,4 @@ image:
 	docker buildx build --build-arg VERSION=$(VERSION) --target runtime -t $(REPO)/sparkui-runtime:$(VERSION) .
 
 clean:
-	rm -rf bin bench.out bench-validate.out bench-start.out
+	rm -rf bin bench.out bench-validate.out bench-start.out bench-rss.out

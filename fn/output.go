@@ -13,19 +13,13 @@ import (
 	"github.com/sparkui/sparkui/fn/function"
 )
 
-// wrapper is the list a ResourceList (or List) input came in, written back around the items.
-type wrapper struct {
-	apiVersion, kind        string
-	functionConfig, results *yaml.RNode
-}
-
-// encodeItems is what kyaml's ByteWriter writes with KeepReaderAnnotations (the writer
-// framework.Execute and the plain path used), except that an item sparkui cannot read
+// encodeItems writes a plain stream's items as kyaml's ByteWriter does with
+// KeepReaderAnnotations (the writer the plain path used), except that an item sparkui cannot read
 // (function.Unreadable: metadata or annotations that are no mapping, an alias bomb) is
 // written exactly as it came: ByteWriter indexes metadata.annotations as a mapping, which
 // panics on a list and drops a scalar. Everything is encoded into memory first; the caller
 // writes it in one piece, so a failure never leaves half a document on stdout.
-func encodeItems(items []*yaml.RNode, wrap *wrapper) ([]byte, error) {
+func encodeItems(items []*yaml.RNode) ([]byte, error) {
 	var buf bytes.Buffer
 	readable := make([]bool, len(items))
 	seqIndent := make([]string, len(items))
@@ -39,41 +33,20 @@ func encodeItems(items []*yaml.RNode, wrap *wrapper) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if wrap == nil && len(items) == 1 && readable[0] && isJSONFile(items[0]) {
+	if len(items) == 1 && readable[0] && isJSONFile(items[0]) {
 		enc := json.NewEncoder(&buf)
 		enc.SetIndent("", "  ")
 		err := enc.Encode(items[0])
 		return buf.Bytes(), err
 	}
 	enc := yaml.NewEncoder(&buf)
-	if wrap == nil {
-		for i, it := range items {
-			if seqIndent[i] == string(yaml.WideSequenceStyle) {
-				enc.DefaultSeqIndent()
-			} else {
-				enc.CompactSeqIndent()
-			}
-			if err := enc.Encode(unwrapBareSeq(it.Document())); err != nil {
-				return nil, err
-			}
+	for i, it := range items {
+		if seqIndent[i] == string(yaml.WideSequenceStyle) {
+			enc.DefaultSeqIndent()
+		} else {
+			enc.CompactSeqIndent()
 		}
-	} else {
-		seq := &yaml.Node{Kind: yaml.SequenceNode}
-		for _, it := range items {
-			seq.Content = append(seq.Content, it.YNode())
-		}
-		list := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
-			{Kind: yaml.ScalarNode, Value: "apiVersion"}, {Kind: yaml.ScalarNode, Value: wrap.apiVersion},
-			{Kind: yaml.ScalarNode, Value: "kind"}, {Kind: yaml.ScalarNode, Value: wrap.kind},
-			{Kind: yaml.ScalarNode, Value: "items"}, seq,
-		}}
-		if wrap.functionConfig != nil {
-			list.Content = append(list.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "functionConfig"}, wrap.functionConfig.YNode())
-		}
-		if wrap.results != nil {
-			list.Content = append(list.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "results"}, wrap.results.YNode())
-		}
-		if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{list}}); err != nil {
+		if err := enc.Encode(unwrapBareSeq(it.Document())); err != nil {
 			return nil, err
 		}
 	}
@@ -114,6 +87,7 @@ func runResourceList(data []byte) (out []byte, results framework.Results, ok boo
 	if rerr != nil || rw.WrappingKind == "" {
 		return nil, nil, false, nil
 	}
+	rw.Reader = nil // the input's bytes, no longer needed while the output is built
 	rl := &framework.ResourceList{Items: items, FunctionConfig: rw.FunctionConfig}
 	var readable []*yaml.RNode
 	for i, it := range items {
@@ -137,16 +111,24 @@ func runResourceList(data []byte) (out []byte, results framework.Results, ok boo
 	if err := kio.ReconcileInternalAnnotations(readable, annos); err != nil {
 		return nil, nil, true, err
 	}
-	wrap := &wrapper{apiVersion: rw.WrappingAPIVersion, kind: rw.WrappingKind, functionConfig: rw.FunctionConfig, results: rw.Results}
 	if len(rl.Results) > 0 {
-		b, err := yaml.Marshal(rl.Results)
-		if err != nil {
-			return nil, nil, true, err
+		// framework.Execute marshals and parses the results as one sequence, which holds one
+		// document's emitter events at once; one result at a time gives the same nodes.
+		seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: yaml.NodeTagSeq}
+		for _, r := range rl.Results {
+			b, err := yaml.Marshal(r)
+			if err != nil {
+				return nil, nil, true, err
+			}
+			y, err := yaml.Parse(string(b))
+			if err != nil {
+				return nil, nil, true, err
+			}
+			seq.Content = append(seq.Content, y.YNode())
 		}
-		if wrap.results, err = yaml.Parse(string(b)); err != nil {
-			return nil, nil, true, err
-		}
+		rw.Results = yaml.NewRNode(seq)
 	}
-	out, err = encodeItems(rl.Items, wrap)
-	return out, rl.Results, true, err
+	var buf bytes.Buffer
+	err = writeWrapped(&buf, rw, rl.Items)
+	return buf.Bytes(), rl.Results, true, err
 }

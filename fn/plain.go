@@ -46,7 +46,7 @@ func runPlain(items []*yaml.RNode, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sparkui-fn:", err)
 		return 1
 	}
-	out, err := encodeItems(rl.Items, nil)
+	out, err := encodeItems(rl.Items)
 	if err != nil {
 		fmt.Fprintln(stderr, "sparkui-fn:", err)
 		return 1
