@@ -66,9 +66,13 @@ func RuntimeContainer(a *app.App, o Options) *yaml.Node {
 func runtimeMounts(auth sidecar.Auth) *yaml.Node {
 	mounts := yamlx.NewSeq(yamlx.NewMap("name", sidecar.VolumeName, "mountPath", sidecar.MountPath))
 	if auth.Kind != "" {
-		mounts.Content = append(mounts.Content, yamlx.NewMap("name", sidecar.AuthVolumeName, "mountPath", sidecar.AuthMountPath, "readOnly", true))
+		mounts.Content = append(mounts.Content, authMount())
 	}
 	return mounts
+}
+
+func authMount() *yaml.Node {
+	return yamlx.NewMap("name", sidecar.AuthVolumeName, "mountPath", sidecar.AuthMountPath, "readOnly", true)
 }
 
 // authVolume projects the one Secret key the runtime needs to a fixed file name.
@@ -217,15 +221,34 @@ func injectCarrier(a *app.App, o Options) {
 		return
 	}
 	upsertIn(vols, runtimeVolume())
+	if o.RuntimeAuth.Kind != "" {
+		upsertIn(vols, authVolume(o.RuntimeAuth))
+	} else {
+		removeIn(vols, sidecar.AuthVolumeName)
+	}
 	drv, _, err := c.Ensure(app.SlotDriverContainer)
 	if err != nil {
 		return
 	}
-	// On the kubeflow webhook route drv is spec.driver: the webhook adds the volume only
-	// because driver.volumeMounts mounts it, and driver.lifecycle becomes the Spark
-	// container's lifecycle (sparkpod_defaulter.go addVolumes, addPodLifeCycleConfig).
+	// On the kubeflow webhook route drv is spec.driver: the webhook adds a spec.volumes entry
+	// to the Pod only when driver.volumeMounts mounts it, and driver.lifecycle becomes the
+	// Spark container's lifecycle (kubeflow/spark-operator
+	// internal/webhook/sparkpod_defaulter.go addVolumes, addPodLifeCycleConfig). So the
+	// credential's volume, which only the runtime reads, is mounted into the driver
+	// container there too, or the webhook drops it and the Pod is refused for the runtime's
+	// mount of a volume that does not exist. On every other route the driver never mounts it.
 	upsertNamed(drv, "volumeMounts", driverMount())
+	if o.RuntimeAuth.Kind != "" && c.Kind == app.KindKubeflow && c.Route == app.RouteWebhook {
+		upsertNamed(drv, "volumeMounts", authMount())
+	} else {
+		removeByName(drv, "volumeMounts", sidecar.AuthVolumeName)
+	}
 	addPreStop(drv)
+}
+
+// removeIn drops the element called name from the sequence list.
+func removeIn(list *yaml.Node, name string) {
+	yamlx.Filter(list, func(e *yaml.Node) bool { return yamlx.GetStr(e, "name") != name })
 }
 
 // RemoveRuntime undoes InjectRuntime, for an application whose UI was switched off.
@@ -278,7 +301,7 @@ func removeCarrier(a *app.App) {
 		list, _ := a.Slot(s)
 		yamlx.Filter(list, func(e *yaml.Node) bool {
 			n := yamlx.GetStr(e, "name")
-			return n != sidecar.ContainerName && n != sidecar.VolumeName
+			return n != sidecar.ContainerName && n != sidecar.VolumeName && n != sidecar.AuthVolumeName
 		})
 	}
 	if labels, _ := a.Slot(app.SlotPodLabels); labels != nil && labels.Kind == yaml.MappingNode {

@@ -20,8 +20,8 @@ var SUI009 = Rule{
 	Severity: framework.Error,
 	Title:    "the runtime's settings disagree with the application",
 	Name:     "RuntimeSettings",
-	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --guard-label, --selector, --owner-reference, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network, --skip-ports, --ui-filters) disagree with the application, that is not a native sidecar (restartPolicy: Always), that lacks POD_NAME, POD_NAMESPACE and POD_UID (and, for an operator resource or workload, the env its --selector names) from the downward API, whose --auth-bearer-file or --auth-header-file is not in a Secret volume mounted into it, a driver Pod without the label the runtime selects it by (spark-app-selector for a spark-submit Pod, sparkui.dev/application on the pod template of an operator resource or workload), or a kubeflow resource carrying the runtime on both routes (driver.template and the webhook fields).",
-	Why:      "The runtime then probes the wrong ports or binds another Service; without restartPolicy: Always it is an ordinary init container that never exits, so the driver never starts; without the downward-API env it cannot guard its patches or withdraw; without the label the bound Service selects nothing.",
+	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --guard-label, --selector, --owner-reference, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network, --skip-ports, --ui-filters) disagree with the application, that is not a native sidecar (restartPolicy: Always), that lacks POD_NAME, POD_NAMESPACE and POD_UID (and, for an operator resource or workload, the env its --selector names) from the downward API, whose --auth-bearer-file or --auth-header-file is not in a Secret volume mounted into it, a volume the runtime mounts (or sparkui's mount in the driver container) that is not among the driver Pod's volumes in the carrier's volume slot (on the kubeflow webhook route also one the driver's spec.driver.volumeMounts does not mount: the operator's webhook adds no other), a driver Pod without the label the runtime selects it by (spark-app-selector for a spark-submit Pod, sparkui.dev/application on the pod template of an operator resource or workload), or a kubeflow resource carrying the runtime on both routes (driver.template and the webhook fields).",
+	Why:      "The runtime then probes the wrong ports or binds another Service; a mount without its volume gets the driver Pod refused; without restartPolicy: Always it is an ordinary init container that never exits, so the driver never starts; without the downward-API env it cannot guard its patches or withdraw; without the label the bound Service selects nothing.",
 	Fix:      "Run sparkui-fn in transform mode again after changing spark.properties or the Pod: it rewrites the sidecar from the application.",
 	Failing: `kind: ConfigMap
 data:
@@ -115,8 +115,9 @@ func checkSUI009(ctx *Context) []Finding {
 					Msg: "the runtime is to publish the external URI by " + got.ExternalURI + ", but the UI Service is of type " + t})
 			}
 		}
+		out = append(out, checkMounts(a, c, base)...)
 		if err == nil {
-			out = append(out, checkAuthFiles(a.Pod, c, base, got)...)
+			out = append(out, checkAuthFiles(a, c, base, got)...)
 		}
 		for _, name := range needEnv {
 			wantPath := podEnv[name]
@@ -165,11 +166,52 @@ func configDiff(got, want sidecar.Config) string {
 	return strings.Join(d, "; ")
 }
 
-// checkAuthFiles: a credential file the runtime is told to read must come from a Secret
-// volume mounted into the runtime container, or every probe goes out without it.
-func checkAuthFiles(pod *yaml.RNode, c *yaml.Node, base string, got sidecar.Config) []Finding {
+// checkMounts: a volume the runtime container mounts, or that sparkui mounts into the driver
+// container, must be one of the driver Pod's volumes, in the slot the carrier's operator or
+// controller takes them from; otherwise the API server refuses the Pod ("volumeMounts[i].name:
+// Not found"). On the kubeflow webhook route the webhook adds a spec.volumes entry to the Pod
+// only when spec.driver.volumeMounts mounts it (kubeflow/spark-operator
+// internal/webhook/sparkpod_defaulter.go addVolumes): a volume only the runtime mounts is
+// dropped there.
+func checkMounts(a *app.App, c *yaml.Node, base string) []Finding {
 	var out []Finding
-	spec := yamlx.Get(pod.YNode(), "spec")
+	vols, volPath := a.Slot(app.SlotVolumes)
+	has := map[string]bool{}
+	for _, v := range yamlx.Items(vols) {
+		has[yamlx.GetStr(v, "name")] = true
+	}
+	drv, drvPath := a.Slot(app.SlotDriverContainer)
+	webhook := a.Carrier != nil && a.Carrier.Kind == app.KindKubeflow && a.Carrier.Route == app.RouteWebhook
+	driverMounts := map[string]bool{}
+	for j, m := range yamlx.Items(yamlx.Get(drv, "volumeMounts")) {
+		name := yamlx.GetStr(m, "name")
+		driverMounts[name] = true
+		if (name == sidecar.VolumeName || name == sidecar.AuthVolumeName) && !has[name] {
+			out = append(out, Finding{Object: a.Pod, Field: fmt.Sprintf("%s.volumeMounts[%d]", drvPath, j),
+				Msg: "the driver container mounts volume " + name + ", which is not in " + volPath + ": the driver Pod is refused"})
+		}
+	}
+	for j, m := range yamlx.Items(yamlx.Get(c, "volumeMounts")) {
+		name := yamlx.GetStr(m, "name")
+		field := fmt.Sprintf("%s.volumeMounts[%d]", base, j)
+		switch {
+		case !has[name]:
+			out = append(out, Finding{Object: a.Pod, Field: field,
+				Msg: "the runtime mounts volume " + name + ", which is not in " + volPath + ": the driver Pod is refused"})
+		case webhook && !driverMounts[name]:
+			out = append(out, Finding{Object: a.Pod, Field: field,
+				Msg: "the runtime mounts volume " + name + ", but " + drvPath + ".volumeMounts does not: kubeflow's webhook adds only the volumes the driver mounts to the driver Pod, which is then refused"})
+		}
+	}
+	return out
+}
+
+// checkAuthFiles: a credential file the runtime is told to read must come from a Secret
+// volume mounted into the runtime container, or every probe goes out without it. A mount
+// whose volume is missing is checkMounts' finding.
+func checkAuthFiles(a *app.App, c *yaml.Node, base string, got sidecar.Config) []Finding {
+	var out []Finding
+	vols, _ := a.Slot(app.SlotVolumes)
 	for _, f := range []struct{ flag, file string }{{"--auth-bearer-file", got.AuthBearerFile}, {"--auth-header-file", got.AuthHeaderFile}} {
 		if f.file == "" {
 			continue
@@ -181,14 +223,15 @@ func checkAuthFiles(pod *yaml.RNode, c *yaml.Node, base string, got sidecar.Conf
 				volume = yamlx.GetStr(m, "name")
 			}
 		}
-		secret := false
-		for _, v := range yamlx.Items(yamlx.Get(spec, "volumes")) {
-			if volume != "" && yamlx.GetStr(v, "name") == volume && (yamlx.Get(v, "secret") != nil || yamlx.Get(v, "projected") != nil) {
-				secret = true
+		secret, missing := false, volume != ""
+		for _, v := range yamlx.Items(vols) {
+			if volume != "" && yamlx.GetStr(v, "name") == volume {
+				missing = false
+				secret = yamlx.Get(v, "secret") != nil || yamlx.Get(v, "projected") != nil
 			}
 		}
-		if !secret {
-			out = append(out, Finding{Object: pod, Field: base + ".volumeMounts",
+		if !secret && !missing {
+			out = append(out, Finding{Object: a.Pod, Field: base + ".volumeMounts",
 				Msg: "the runtime reads its credential from " + f.file + " (" + f.flag + "), but no Secret volume is mounted there in the runtime container"})
 		}
 	}

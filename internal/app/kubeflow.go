@@ -198,7 +198,7 @@ func (c *Carrier) RemoveOffRoute() bool {
 		// The webhook route's slots (webhookSlot).
 		removed := dropNamed(drv, "initContainers", sidecar.ContainerName)
 		removed = dropNamed(spec, "volumes", sidecar.VolumeName, sidecar.AuthVolumeName) || removed
-		removed = dropNamed(drv, "volumeMounts", sidecar.VolumeName) || removed
+		removed = dropNamed(drv, "volumeMounts", sidecar.VolumeName, sidecar.AuthVolumeName) || removed
 		removed = dropOurPreStop(drv) || removed
 		return dropKey(drv, "labels", LabelApplication, c.Name) || removed
 	}

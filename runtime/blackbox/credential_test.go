@@ -166,3 +166,92 @@ func TestFilteredUIBindsWithTheWiredCredentialOnly(t *testing.T) {
 	})
 	waitEndpoints(t, c, ns, svc, []string{fmt.Sprintf("192.0.2.51:%d ready=true", ui.Port)})
 }
+
+// TestCarrierCredentialFromSecretVolume: on a carrier that is not a spark-submit Pod (the
+// notebook StatefulSet, client mode, its UI behind Spark's JWSFilter), the credential reaches
+// the runtime only through the Secret volume the function writes into the pod template. The
+// function renders the StatefulSet with spec.runtime.auth; the driver Pod is built from its
+// template as the StatefulSet controller does and created (the API server refuses a Pod whose
+// mount has no volume); the runtime runs as the kubelet runs it, the Secret projected where the
+// volume says. With a wrong token in the Secret the filter refuses it and it never binds; once
+// the Secret holds the token the filter accepts (the kubelet re-projects the volume), it binds:
+// the token it sends is the one it read from the mounted file.
+func TestCarrierCredentialFromSecretVolume(t *testing.T) {
+	c := testcluster.Shared(t, clusterOpts)
+	ns := c.UniqueNamespace(t)
+	const token, wrong = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJub3RlYm9vayJ9.c2lnbmF0dXJl", "not-the-filter-token"
+	r, carrier := renderCarrier(t, "carrier-statefulset", ns, func(t *testing.T, in string) string {
+		const conf, head = "      spark.port.maxRetries      4\n", "kind: ResourceList\n"
+		if strings.Count(in, conf) != 1 || strings.Count(in, head) != 1 || strings.Contains(in, "functionConfig") {
+			t.Fatal("the StatefulSet input changed: update the edit")
+		}
+		in = strings.Replace(in, conf, conf+"      spark.ui.filters           org.apache.spark.ui.JWSFilter\n", 1)
+		return strings.Replace(in, head, head+"functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: sparkui}\n  data:\n    authBearerSecret: spark-ui-jws/token\n", 1)
+	}, false)
+	for _, rule := range []string{"SUI009", "SUI024"} {
+		if strings.Contains(r.results, "["+rule+"]") {
+			t.Fatalf("%s reported although the credential is wired:\n%s", rule, r.results)
+		}
+	}
+	svc := applySparkui(t, c, ns, r)
+	secrets := c.Client.CoreV1().Secrets(ns)
+	sec, err := secrets.Create(testcluster.Context(t, 10*time.Second), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "spark-ui-jws", Namespace: ns},
+		Data:       map[string][]byte{"token": []byte(wrong)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := ns + "-node"
+	addNode(t, c, node)
+	pod, ui := workloadDriver(t, carrier, 1)
+	ui.JWSToken = token
+	pod.Namespace, pod.Spec.NodeName = ns, node
+	var vol *corev1.SecretVolumeSource
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == sidecar.AuthVolumeName {
+			vol = v.Secret
+		}
+	}
+	if vol == nil || vol.SecretName != "spark-ui-jws" {
+		t.Fatalf("the StatefulSet's pod template has no Secret volume %s: %+v", sidecar.AuthVolumeName, pod.Spec.Volumes)
+	}
+	created, err := c.Client.CoreV1().Pods(ns).Create(testcluster.Context(t, 10*time.Second), pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("the driver Pod as the StatefulSet controller builds it: %v", err)
+	}
+	d := podReady(t, c, ns, created.Name, fmt.Sprintf("10.244.%d.50", len(ns)%200))
+	p, _, uiPort := startPodRuntime(t, c, d, ui)
+	tokenFile := ""
+	for _, a := range p.cmd.Args {
+		if v, ok := strings.CutPrefix(a, "--auth-bearer-file="); ok {
+			tokenFile = v
+		}
+	}
+	if tokenFile == "" || filepath.Base(tokenFile) != sidecar.AuthBearerFileName {
+		t.Fatalf("the runtime was given no --auth-bearer-file in the projected volume: %v", p.cmd.Args)
+	}
+
+	// The Secret's token is not the filter's: refused, named, never bound.
+	testcluster.WaitFor(t, 30*time.Second, "the runtime to log the filter's refusal", func() (bool, string) {
+		return strings.Contains(p.logs(), "org.apache.spark.ui.JWSFilter"), p.logs()
+	})
+	time.Sleep(2 * time.Second)
+	if got := service(t, c, ns, svc); len(got.selector) != 0 {
+		t.Fatalf("bound with the wrong token: %s\n%s", got, p.logs())
+	}
+
+	// The Secret updated, the kubelet swaps the projection: the runtime reads the new token.
+	sec.Data["token"] = []byte(token)
+	if _, err := secrets.Update(testcluster.Context(t, 10*time.Second), sec, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	projectSecret(t, c, ns, *vol, filepath.Dir(tokenFile))
+	bound := svcState{selector: map[string]string{stsPodName: d.Name, labelAppID: carrier.GetName(), names.LabelSparkRole: names.RoleDriver},
+		targetPort: fmt.Sprint(uiPort)}
+	testcluster.WaitFor(t, 30*time.Second, "the bind with the token read from the volume", func() (bool, string) {
+		got := service(t, c, ns, svc)
+		return got.String() == bound.String(), got.String() + "\n" + p.logs()
+	})
+	waitEndpoints(t, c, ns, svc, []string{fmt.Sprintf("%s:%d ready=true", d.Status.PodIP, uiPort)})
+}

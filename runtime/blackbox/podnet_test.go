@@ -27,8 +27,10 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/testcluster"
@@ -42,8 +44,9 @@ const (
 	podNetAppID     = "BLACKBOX_PODNET_APP_ID"
 	podNetPodName   = "BLACKBOX_PODNET_POD_NAME" // spark.kubernetes.driver.pod.name, "" = unset
 	podNetNamespace = "BLACKBOX_PODNET_NAMESPACE"
-	podNetAPIAddr   = "BLACKBOX_PODNET_API_ADDR" // the API server's host:port, served on lo
-	podNetAPISock   = "BLACKBOX_PODNET_API_SOCK" // the unix socket relayed to the API server
+	podNetAPIAddr   = "BLACKBOX_PODNET_API_ADDR"  // the API server's host:port, served on lo
+	podNetAPISock   = "BLACKBOX_PODNET_API_SOCK"  // the unix socket relayed to the API server
+	podNetJWSToken  = "BLACKBOX_PODNET_JWS_TOKEN" // set: the UI is behind Spark's JWSFilter accepting it
 )
 
 // podNetMain is the test binary inside `unshare -rn`: args are the runtime's command line.
@@ -52,8 +55,12 @@ func podNetMain(args []string) int {
 	if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
 		return fail(fmt.Errorf("ip link set lo up: %v: %s", err, out))
 	}
-	ui, err := fakespark.Start(fakespark.Options{Addr: os.Getenv(podNetUIAddr), AppID: os.Getenv(podNetAppID),
-		PodName: os.Getenv(podNetPodName), Namespace: os.Getenv(podNetNamespace), State: fakespark.Ready})
+	opts := fakespark.Options{Addr: os.Getenv(podNetUIAddr), AppID: os.Getenv(podNetAppID),
+		PodName: os.Getenv(podNetPodName), Namespace: os.Getenv(podNetNamespace), State: fakespark.Ready}
+	if tok := os.Getenv(podNetJWSToken); tok != "" {
+		opts.Filter, opts.Token = fakespark.JWS, tok
+	}
+	ui, err := fakespark.Start(opts)
 	if err != nil {
 		return fail(err)
 	}
@@ -242,9 +249,71 @@ func expandArgs(args, env []string) []string {
 	return out
 }
 
-// uiOptions describe the stand-in UI of one run: the application it lists.
+// uiOptions describe the stand-in UI of one run: the application it lists, and, when
+// JWSToken is set, Spark's JWSFilter in front of it accepting that bearer token only.
 type uiOptions struct {
 	AppID, PodName string
+	JWSToken       string
+}
+
+// kubeletVolumes does the kubelet's part for the volumes ctr mounts that the runtime reads:
+// each Secret volume is projected from the Secret (its items, or every key) into a local
+// directory standing for its mount path. It returns mount path → directory. A mount whose
+// volume the Pod lacks fails the test (the API server refuses such a Pod before this).
+func kubeletVolumes(t *testing.T, c *testcluster.Cluster, pod *corev1.Pod, ctr corev1.Container) map[string]string {
+	t.Helper()
+	dirs := map[string]string{}
+	for _, m := range ctr.VolumeMounts {
+		var vol *corev1.Volume
+		for i := range pod.Spec.Volumes {
+			if pod.Spec.Volumes[i].Name == m.Name {
+				vol = &pod.Spec.Volumes[i]
+			}
+		}
+		if vol == nil {
+			t.Fatalf("%s: container %s mounts volume %s, which the Pod does not have", pod.Name, ctr.Name, m.Name)
+		}
+		if vol.Secret == nil {
+			continue
+		}
+		dir := t.TempDir()
+		projectSecret(t, c, pod.Namespace, *vol.Secret, dir)
+		dirs[strings.TrimSuffix(m.MountPath, "/")] = dir
+	}
+	return dirs
+}
+
+// projectSecret writes the Secret's keys into dir as the kubelet's secret volume does: the
+// items' paths when the volume lists items, else one file per key. Each file is replaced by
+// a rename, as the kubelet's atomic writer swaps a whole projection on a Secret's update.
+func projectSecret(t *testing.T, c *testcluster.Cluster, ns string, src corev1.SecretVolumeSource, dir string) {
+	t.Helper()
+	sec, err := c.Client.CoreV1().Secrets(ns).Get(testcluster.Context(t, 10*time.Second), src.SecretName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("secret volume %s: %v", src.SecretName, err)
+	}
+	files := map[string][]byte{}
+	if len(src.Items) == 0 {
+		for k, v := range sec.Data {
+			files[k] = v
+		}
+	}
+	for _, it := range src.Items {
+		v, ok := sec.Data[it.Key]
+		if !ok {
+			t.Fatalf("secret %s has no key %s", src.SecretName, it.Key)
+		}
+		files[it.Path] = v
+	}
+	for name, v := range files {
+		tmp := filepath.Join(dir, "."+name+".tmp")
+		if err := os.WriteFile(tmp, v, 0o444); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // startPodRuntime runs the built runtime as the kubelet runs pod's sparkui-runtime container:
@@ -274,6 +343,14 @@ func startPodRuntime(t *testing.T, c *testcluster.Cluster, pod *corev1.Pod, ui u
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(shared) })
+	// Paths under a mounted Secret volume point at its projection here.
+	for mp, dir := range kubeletVolumes(t, c, pod, ctr) {
+		for i, a := range args {
+			if flag, file, ok := strings.Cut(a, "="); ok && strings.HasPrefix(file, mp+"/") {
+				args[i] = flag + "=" + dir + strings.TrimPrefix(file, mp)
+			}
+		}
+	}
 	sock := filepath.Join(shared, "runtime.sock")
 	args = append(args, "--socket="+sock, "--install="+filepath.Join(shared, "sparkui-runtime"),
 		"--state-file="+filepath.Join(shared, "bound-port"), "--termination-log="+filepath.Join(shared, "termination-log"))
@@ -282,7 +359,11 @@ func startPodRuntime(t *testing.T, c *testcluster.Cluster, pod *corev1.Pod, ui u
 
 	p := &runtimeProc{done: make(chan struct{})}
 	if pod.Spec.HostNetwork {
-		s, err := fakespark.Start(fakespark.Options{AppID: ui.AppID, PodName: ui.PodName, Namespace: pod.Namespace, State: fakespark.Ready})
+		opts := fakespark.Options{AppID: ui.AppID, PodName: ui.PodName, Namespace: pod.Namespace, State: fakespark.Ready}
+		if ui.JWSToken != "" {
+			opts.Filter, opts.Token = fakespark.JWS, ui.JWSToken
+		}
+		s, err := fakespark.Start(opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,7 +377,7 @@ func startPodRuntime(t *testing.T, c *testcluster.Cluster, pod *corev1.Pod, ui u
 		p.cmd = exec.Command("unshare", append([]string{"-rn", os.Args[0], runtimeBin}, args...)...)
 		p.cmd.Env = append(env, podNetEnv+"=1", podNetUIAddr+"="+fmt.Sprintf("127.0.0.1:%d", uiPort),
 			podNetAppID+"="+ui.AppID, podNetPodName+"="+ui.PodName, podNetNamespace+"="+pod.Namespace,
-			podNetAPIAddr+"="+apiAddr, podNetAPISock+"="+apiSock)
+			podNetAPIAddr+"="+apiAddr, podNetAPISock+"="+apiSock, podNetJWSToken+"="+ui.JWSToken)
 	}
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	if err := p.cmd.Start(); err != nil {
