@@ -15,8 +15,7 @@ import (
 // conf, its identity, the objects in the input that belong to it, and the names of what
 // sparkui adds for it. Names are handed out in carrier order, so a rerun gets the same ones.
 func (ix *index) build(c carrier, sparkConf map[string]string) *App {
-	a := &App{Pod: c.object, Namespace: c.namespace, PodName: c.name,
-		Carrier: &Carrier{Kind: KindPod, Object: c.object, APIVersion: "v1", ObjectKind: "Pod", Name: c.name, Namespace: c.namespace}}
+	a := &App{Pod: c.object, Namespace: c.namespace, PodName: c.name, Carrier: c.podCarrier()}
 	a.readPodSpec(c.podSpec)
 	a.readSparkConf(c.podSpec, ix.configMaps, sparkConf)
 	a.identify(c.labels)
@@ -57,6 +56,12 @@ func (ix *index) buildCarrier(c *Carrier) *App {
 	return a
 }
 
+// podCarrier is the Carrier of a spark-submit driver Pod, for what it shares with the other
+// carriers (slots, shape checks).
+func (c carrier) podCarrier() *Carrier {
+	return &Carrier{Kind: KindPod, Object: c.object, APIVersion: "v1", ObjectKind: "Pod", Name: c.name, Namespace: c.namespace}
+}
+
 func (a *App) readPodSpec(spec *yaml.Node) {
 	a.HostNetwork = yamlx.GetStr(spec, "hostNetwork") == "true"
 	a.ServiceAccount = yamlx.GetStr(spec, "serviceAccountName")
@@ -67,7 +72,9 @@ func (a *App) readPodSpec(spec *yaml.Node) {
 	containers := yamlx.Items(yamlx.Get(spec, "containers"))
 	for i, c := range containers {
 		if yamlx.GetStr(c, "name") == names.DriverContainer {
+			// The first, as Carrier.driverContainer (whose shape was checked) finds it.
 			a.DriverContainer = i
+			break
 		}
 	}
 	if a.DriverContainer < 0 && len(containers) > 0 {

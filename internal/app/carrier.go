@@ -214,6 +214,9 @@ func DetectCarrier(rn *yaml.RNode, opts CarrierOptions) (*Carrier, error) {
 	if c.Name == "" {
 		return nil, c.shapeErr("metadata.name", "is empty: the application cannot be named")
 	}
+	if err := c.CheckSlots(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

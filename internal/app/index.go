@@ -28,6 +28,12 @@ func BuildWith(items []*yaml.RNode, opts CarrierOptions) *Model {
 	opts.ConfigMap = func(ns, name string) *yaml.RNode { return ix.configMaps[nsName{ns, name}] }
 	for _, c := range ix.carriers {
 		if c.object != nil {
+			// A Pod whose fields sparkui writes into have another shape is left as written.
+			var se *ShapeError
+			if err := c.podCarrier().CheckSlots(); errors.As(err, &se) {
+				m.CarrierErrors = append(m.CarrierErrors, CarrierError{c.object, se})
+				continue
+			}
 			m.Apps = append(m.Apps, ix.build(c, opts.SparkConf))
 			continue
 		}
