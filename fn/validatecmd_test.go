@@ -227,7 +227,7 @@ func TestValidateCommandText(t *testing.T) {
 		}
 	}
 	code, stdout, stderr := runCmd(t, "", dir)
-	want := fmt.Sprintf("%s:%d: error: [SUI001] driver container port \"spark-ui\" has containerPort 0 (or none): the API server rejects the Pod (\"containerPort: Required value\") (Pod analytics/wordcount-5b2d0c9e1f3a7b64-driver spec.containers[0].ports[2].containerPort)\n",
+	want := fmt.Sprintf("%s:%d: error: [SUI001] driver container port \"spark-ui\" has containerPort 0: the API server rejects the Pod (\"containerPort: Required value\") (Pod analytics/wordcount-5b2d0c9e1f3a7b64-driver spec.containers[0].ports[2].containerPort)\n",
 		filepath.Join(dir, "pod.yaml"), wantLine)
 	if code != 1 || stdout != want {
 		t.Errorf("exit %d, stdout:\n%s\nwant:\n%s\nstderr: %s", code, stdout, want, stderr)

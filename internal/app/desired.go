@@ -14,11 +14,13 @@ import (
 // What the API server rejects and what an application's runtime must be told: transform
 // writes it, validate checks the input against it, so both read it from here.
 
-// ZeroContainerPort reports whether a containerPort entry is one the API server rejects for
-// being 0 (spark.ui.port=0 writes exactly that) or missing.
+// ZeroContainerPort reports whether a containerPort entry is the integer 0 (what
+// spark.ui.port=0 writes; the API server rejects it as "Required value"). A containerPort that
+// is missing or not an integer is no zero: detection refuses the carrier (Carrier.checkPorts),
+// so transform never drops the user's port for it.
 func ZeroContainerPort(p *yaml.Node) bool {
 	n, ok := yamlx.Int(yamlx.Get(p, "containerPort"))
-	return !ok || n == 0
+	return ok && n == 0
 }
 
 // ZeroServicePort reports whether a Service port entry has port 0 (or none).

@@ -69,7 +69,7 @@ func (c *Carrier) slot(s Slot, create bool) (*yaml.Node, string, error) {
 
 // containerFields are the fields of the driver container (spec.driver on the kubeflow
 // webhook route) transform writes into: its mount of the runtime's volume and its preStop
-// hook. A null counts as absent (the API server reads it so).
+// hook (and its ports, checkPorts). A null counts as absent (the API server reads it so).
 var containerFields = []struct {
 	key  string
 	kind yaml.Kind
@@ -86,6 +86,33 @@ func (c *Carrier) checkContainerFields(ctr *yaml.Node, path string) error {
 			want = "a mapping"
 		}
 		return c.shapeErr(path+"."+f.key, "is "+shapeName(v)+", want "+want)
+	}
+	return c.checkPorts(ctr, path)
+}
+
+// checkPorts: transform drops the driver's ports whose containerPort is 0 (the API server's
+// "Required value"), so every other entry must be one it can read: a containerPort that is not
+// an integer ("nine", 9090.0) or missing is named here, never taken for a 0 and dropped.
+func (c *Carrier) checkPorts(ctr *yaml.Node, path string) error {
+	ports := yamlx.Get(ctr, "ports")
+	if isNull(ports) {
+		return nil
+	}
+	path += ".ports"
+	if ports.Kind != yaml.SequenceNode {
+		return c.shapeErr(path, "is "+shapeName(ports)+", want a list")
+	}
+	for i, p := range ports.Content {
+		if p.Kind != yaml.MappingNode {
+			return c.shapeErr(indexPath(path, i), "is "+shapeName(p)+", want a mapping")
+		}
+		cp := yamlx.Get(p, "containerPort")
+		if isNull(cp) {
+			return c.shapeErr(indexPath(path, i)+".containerPort", "is missing, want an integer")
+		}
+		if _, ok := yamlx.Int(cp); !ok {
+			return c.shapeErr(indexPath(path, i)+".containerPort", "is "+shapeName(cp)+", want an integer")
+		}
 	}
 	return nil
 }

@@ -94,3 +94,69 @@ func TestPodSlotShapesInBuild(t *testing.T) {
 		})
 	}
 }
+
+// TestUnreadableDriverPorts: a driver port whose containerPort is not an integer, or is
+// missing, is a ShapeError naming it (transform drops only a real 0, and would otherwise have
+// deleted these, the user's own ports included); a real 0 is no error.
+func TestUnreadableDriverPorts(t *testing.T) {
+	const podHead = "apiVersion: v1\nkind: Pod\nmetadata: {name: d-driver, namespace: ns, labels: {spark-role: driver}}\n"
+	const kfHead = "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: pi, namespace: ns}\n"
+	const depHead = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: nb, namespace: ns}\n"
+	tests := []struct {
+		name, doc string
+		route     Route
+		want      string
+	}{
+		{"pod word", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: rpc, containerPort: 7078}, {name: metrics, containerPort: nine}]}]}\n", RouteTemplate,
+			`Pod ns/d-driver: spec.containers[0].ports[1].containerPort: is the scalar "nine", want an integer`},
+		{"pod float", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics, containerPort: 9090.0}]}]}\n", RouteTemplate,
+			`Pod ns/d-driver: spec.containers[0].ports[0].containerPort: is the scalar "9090.0", want an integer`},
+		{"pod missing", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics}]}]}\n", RouteTemplate,
+			`Pod ns/d-driver: spec.containers[0].ports[0].containerPort: is missing, want an integer`},
+		{"pod ports mapping", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: {containerPort: 0}}]}\n", RouteTemplate,
+			`Pod ns/d-driver: spec.containers[0].ports: is a mapping, want a list`},
+		{"pod port scalar", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [\"4040\"]}]}\n", RouteTemplate,
+			`Pod ns/d-driver: spec.containers[0].ports[0]: is the scalar "4040", want a mapping`},
+		{"kubeflow template float", kfHead + "spec: {driver: {template: {spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics, containerPort: 9090.0}]}]}}}}\n", RouteTemplate,
+			`SparkApplication ns/pi: spec.driver.template.spec.containers[0].ports[0].containerPort: is the scalar "9090.0", want an integer`},
+		{"kubeflow webhook word", kfHead + "spec: {driver: {ports: [{name: metrics, containerPort: nine}]}}\n", RouteWebhook,
+			`SparkApplication ns/pi: spec.driver.ports[0].containerPort: is the scalar "nine", want an integer`},
+		{"deployment missing", depHead + "spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c, ports: [{name: ui, containerPort: 4040}, {name: metrics, protocol: TCP}]}]}}}\n", RouteTemplate,
+			`Deployment ns/nb: spec.template.spec.containers[0].ports[1].containerPort: is missing, want an integer`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := readObjects(t, tc.doc)
+			c, err := DetectCarrier(objs[0], CarrierOptions{KubeflowRoute: tc.route})
+			var se *ShapeError
+			if c != nil || !errors.As(err, &se) {
+				t.Fatalf("DetectCarrier = %v, %v; want a *ShapeError", c, err)
+			}
+			if err.Error() != tc.want {
+				t.Errorf("error\n got %s\nwant %s", err, tc.want)
+			}
+			m := BuildWith(objs, CarrierOptions{KubeflowRoute: tc.route})
+			if len(m.Apps) != 0 || len(m.CarrierErrors) != 1 || m.CarrierErrors[0].Err.Error() != tc.want {
+				t.Errorf("Build: %d apps, carrier errors %+v", len(m.Apps), m.CarrierErrors)
+			}
+		})
+	}
+	// A real 0 is what transform drops (SUI001): no shape error.
+	objs := readObjects(t, podHead+"spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: spark-ui, containerPort: 0}]}]}\n")
+	if m := Build(objs, nil); len(m.Apps) != 1 || len(m.CarrierErrors) != 0 {
+		t.Errorf("containerPort 0: %d apps, carrier errors %+v", len(m.Apps), m.CarrierErrors)
+	}
+}
+
+// TestZeroContainerPortOnlyZero: only an integer 0 is a zero port; an unreadable or missing
+// containerPort is not one (it is a shape error, and must never be dropped as a zero).
+func TestZeroContainerPortOnlyZero(t *testing.T) {
+	for doc, want := range map[string]bool{
+		"{containerPort: 0}": true, "{containerPort: 4040}": false, "{containerPort: nine}": false,
+		"{containerPort: 9090.0}": false, "{name: x}": false,
+	} {
+		if got := ZeroContainerPort(readObjects(t, doc)[0].YNode()); got != want {
+			t.Errorf("ZeroContainerPort(%s) = %t, want %t", doc, got, want)
+		}
+	}
+}
