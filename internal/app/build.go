@@ -46,11 +46,24 @@ func (ix *index) buildCarrier(c *Carrier) *App {
 			a.AppID = id
 		}
 	}
-	a.IdentityKey, a.IdentityValue = LabelApplication, c.Name
-	id := identityKey(a.IdentityKey, a.IdentityValue)
-	a.UIService = ix.claim(ix.carrierOurs[nsName{a.Namespace, id}])
-	a.Role = ix.claim(ix.carrierOursRBAC[kindKey{"Role", a.Namespace, id}])
-	a.RoleBinding = ix.claim(ix.carrierOursRBAC[kindKey{"RoleBinding", a.Namespace, id}])
+	a.IdentityKey, a.IdentityValue = LabelApplication, c.IdentityValue()
+	// An older output labelled a long-named carrier's objects with its whole name (which the
+	// API server refuses): they are still this application's, and get the label fixed.
+	ids := []string{identityKey(a.IdentityKey, a.IdentityValue)}
+	if c.Name != a.IdentityValue {
+		ids = append(ids, identityKey(a.IdentityKey, c.Name))
+	}
+	for _, id := range ids {
+		if a.UIService == nil {
+			a.UIService = ix.claim(ix.carrierOurs[nsName{a.Namespace, id}])
+		}
+		if a.Role == nil {
+			a.Role = ix.claim(ix.carrierOursRBAC[kindKey{"Role", a.Namespace, id}])
+		}
+		if a.RoleBinding == nil {
+			a.RoleBinding = ix.claim(ix.carrierOursRBAC[kindKey{"RoleBinding", a.Namespace, id}])
+		}
+	}
 	a.Prefix = c.Prefix()
 	ix.name(a)
 	return a
@@ -210,7 +223,7 @@ func (ix *index) name(a *App) {
 			return true
 		}
 		for _, r := range ix.rbacByName[nsName{a.Namespace, n}] {
-			if !a.Owns(r) {
+			if r != a.Role && r != a.RoleBinding && !a.Owns(r) {
 				return true
 			}
 		}

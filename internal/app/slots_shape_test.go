@@ -2,7 +2,10 @@ package app
 
 import (
 	"errors"
+	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // TestWritableSlotShapes: a field sparkui writes into (the driver container's volumeMounts
@@ -158,5 +161,38 @@ func TestZeroContainerPortOnlyZero(t *testing.T) {
 		if got := ZeroContainerPort(readObjects(t, doc)[0].YNode()); got != want {
 			t.Errorf("ZeroContainerPort(%s) = %t, want %t", doc, got, want)
 		}
+	}
+}
+
+// TestLongCarrierNameIdentity: a carrier name longer than 63 characters (valid for a custom
+// resource or a workload, whose names may reach 253) gives an identity label value and a
+// runtime guard the API server accepts, the same in both.
+func TestLongCarrierNameIdentity(t *testing.T) {
+	name := strings.Repeat("quarterly-revenue-", 5) + "reconciliation" // 104 characters
+	objs := readObjects(t, "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: "+name+", namespace: ns}\nspec: {driver: {serviceAccount: s}}\n")
+	m := Build(objs, nil)
+	if len(m.Apps) != 1 {
+		t.Fatalf("%d apps, errors %+v", len(m.Apps), m.CarrierErrors)
+	}
+	a := m.Apps[0]
+	if errs := validation.IsValidLabelValue(a.IdentityValue); len(errs) > 0 {
+		t.Errorf("identity value %q: %v", a.IdentityValue, errs)
+	}
+	if got := a.Carrier.IdentityLabels()[LabelApplication]; got != a.IdentityValue {
+		t.Errorf("carrier identity label %q, app identity %q", got, a.IdentityValue)
+	}
+	cfg := a.RuntimeConfig("")
+	key, value, _ := strings.Cut(cfg.GuardLabel, "=")
+	if key != LabelApplication || value != a.IdentityValue {
+		t.Errorf("guard label %q, want %s=%s", cfg.GuardLabel, LabelApplication, a.IdentityValue)
+	}
+	if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+		t.Errorf("guard key %q: %v", key, errs)
+	}
+	if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
+		t.Errorf("guard value %q: %v", value, errs)
+	}
+	if !strings.Contains(cfg.PodSelector, LabelApplication+"="+a.IdentityValue+",") {
+		t.Errorf("selector %q does not carry the identity %q", cfg.PodSelector, a.IdentityValue)
 	}
 }
