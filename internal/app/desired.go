@@ -23,10 +23,26 @@ func ZeroContainerPort(p *yaml.Node) bool {
 	return ok && n == 0
 }
 
-// ZeroServicePort reports whether a Service port entry has port 0 (or none).
+// ZeroServicePort reports whether a Service port entry has port 0, the integer: what
+// spark-submit writes for spark.ui.port=0. A port that is missing or not an integer is no 0
+// (UnreadableServicePort): never dropped for one.
 func ZeroServicePort(p *yaml.Node) bool {
 	n, ok := yamlx.Int(yamlx.Get(p, "port"))
-	return !ok || n == 0
+	return ok && n == 0
+}
+
+// UnreadableServicePort reports a Service port entry whose port is missing (v nil) or not an
+// integer (v is the value).
+func UnreadableServicePort(p *yaml.Node) (v *yaml.Node, bad bool) {
+	if p == nil || p.Kind != yaml.MappingNode {
+		return nil, false
+	}
+	v = yamlx.Get(p, "port")
+	if v == nil || (v.Kind == yaml.ScalarNode && v.ShortTag() == yaml.NodeTagNull) {
+		return nil, true
+	}
+	_, ok := yamlx.Int(v)
+	return v, !ok
 }
 
 // ZeroTargetPort reports whether a Service port entry has an explicit targetPort 0.
