@@ -129,6 +129,9 @@ var errMerge = errors.New("yamlx: a merge key's value is not a mapping or a list
 // every merge key by the keys it merges that the mapping does not set itself (in the order
 // yaml.v3's decoder gives them precedence: the mapping's own keys, then the merged mappings
 // in the order listed), and no node has an anchor. n and what it names are never modified.
+// The copy is as large as the resolved tree, which nested aliases make exponential in the
+// input's size (an alias bomb): Expand is the one place that resolves aliases for the
+// function, where the input's alias budget applies; an error leaves the object unresolved.
 func Expand(n *yaml.Node) (*yaml.Node, error) {
 	switch n.Kind {
 	case yaml.AliasNode:
