@@ -15,7 +15,7 @@ var SUI047 = Rule{
 	Severity: framework.Error,
 	Title:    "a Service selecting a driver has a port that is missing or not an integer",
 	Name:     "UnreadableServicePort",
-	Catches:  "A port of a Service that selects a driver Pod whose port is missing or not an integer (\"http\", 9090.0).",
+	Catches:  "A port of a Service that selects a driver Pod whose port is missing or not an integer (\"http\", 9090.5; 9090.0 is the port 9090 to the API server).",
 	Why:      "The API server rejects the Service (port is a required int32). sparkui drops a Service port only when it is the integer 0 (SUI002): it never takes an unreadable port for a 0 and deletes it, so this port is left as written and must be fixed by hand.",
 	Fix:      "Give the port an integer port (1–65535), or remove the entry.",
 	Failing: `apiVersion: v1

@@ -19,7 +19,7 @@ import (
 // is missing or not an integer is no zero: detection refuses the carrier (Carrier.checkPorts),
 // so transform never drops the user's port for it.
 func ZeroContainerPort(p *yaml.Node) bool {
-	n, ok := yamlx.Int(yamlx.Get(p, "containerPort"))
+	n, ok := yamlx.Port(yamlx.Get(p, "containerPort"))
 	return ok && n == 0
 }
 
@@ -27,7 +27,7 @@ func ZeroContainerPort(p *yaml.Node) bool {
 // spark-submit writes for spark.ui.port=0. A port that is missing or not an integer is no 0
 // (UnreadableServicePort): never dropped for one.
 func ZeroServicePort(p *yaml.Node) bool {
-	n, ok := yamlx.Int(yamlx.Get(p, "port"))
+	n, ok := yamlx.Port(yamlx.Get(p, "port"))
 	return ok && n == 0
 }
 
@@ -41,7 +41,7 @@ func UnreadableServicePort(p *yaml.Node) (v *yaml.Node, bad bool) {
 	if v == nil || (v.Kind == yaml.ScalarNode && v.ShortTag() == yaml.NodeTagNull) {
 		return nil, true
 	}
-	_, ok := yamlx.Int(v)
+	_, ok := yamlx.Port(v)
 	return v, !ok
 }
 

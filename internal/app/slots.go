@@ -110,7 +110,7 @@ func (c *Carrier) checkPorts(ctr *yaml.Node, path string) error {
 		if isNull(cp) {
 			return c.shapeErr(indexPath(path, i)+".containerPort", "is missing, want an integer")
 		}
-		if _, ok := yamlx.Int(cp); !ok {
+		if _, ok := yamlx.Port(cp); !ok {
 			return c.shapeErr(indexPath(path, i)+".containerPort", "is "+shapeName(cp)+", want an integer")
 		}
 	}

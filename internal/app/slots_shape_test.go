@@ -112,7 +112,9 @@ func TestUnreadableDriverPorts(t *testing.T) {
 	}{
 		{"pod word", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: rpc, containerPort: 7078}, {name: metrics, containerPort: nine}]}]}\n", RouteTemplate,
 			`Pod ns/d-driver: spec.containers[0].ports[1].containerPort: is the scalar "nine", want an integer`},
-		{"pod float", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics, containerPort: 9090.0}]}]}\n", RouteTemplate,
+		{"pod fraction", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics, containerPort: 9090.5}]}]}\n", RouteTemplate,
+			`Pod ns/d-driver: spec.containers[0].ports[0].containerPort: is the scalar "9090.5", want an integer`},
+		{"pod quoted word", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics, containerPort: \"9090.0\"}]}]}\n", RouteTemplate,
 			`Pod ns/d-driver: spec.containers[0].ports[0].containerPort: is the scalar "9090.0", want an integer`},
 		{"pod missing", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics}]}]}\n", RouteTemplate,
 			`Pod ns/d-driver: spec.containers[0].ports[0].containerPort: is missing, want an integer`},
@@ -120,8 +122,8 @@ func TestUnreadableDriverPorts(t *testing.T) {
 			`Pod ns/d-driver: spec.containers[0].ports: is a mapping, want a list`},
 		{"pod port scalar", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [\"4040\"]}]}\n", RouteTemplate,
 			`Pod ns/d-driver: spec.containers[0].ports[0]: is the scalar "4040", want a mapping`},
-		{"kubeflow template float", kfHead + "spec: {driver: {template: {spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics, containerPort: 9090.0}]}]}}}}\n", RouteTemplate,
-			`SparkApplication ns/pi: spec.driver.template.spec.containers[0].ports[0].containerPort: is the scalar "9090.0", want an integer`},
+		{"kubeflow template fraction", kfHead + "spec: {driver: {template: {spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics, containerPort: 9090.5}]}]}}}}\n", RouteTemplate,
+			`SparkApplication ns/pi: spec.driver.template.spec.containers[0].ports[0].containerPort: is the scalar "9090.5", want an integer`},
 		{"kubeflow webhook word", kfHead + "spec: {driver: {ports: [{name: metrics, containerPort: nine}]}}\n", RouteWebhook,
 			`SparkApplication ns/pi: spec.driver.ports[0].containerPort: is the scalar "nine", want an integer`},
 		{"deployment missing", depHead + "spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c, ports: [{name: ui, containerPort: 4040}, {name: metrics, protocol: TCP}]}]}}}\n", RouteTemplate,
@@ -144,19 +146,23 @@ func TestUnreadableDriverPorts(t *testing.T) {
 			}
 		})
 	}
-	// A real 0 is what transform drops (SUI001): no shape error.
-	objs := readObjects(t, podHead+"spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: spark-ui, containerPort: 0}]}]}\n")
-	if m := Build(objs, nil); len(m.Apps) != 1 || len(m.CarrierErrors) != 0 {
-		t.Errorf("containerPort 0: %d apps, carrier errors %+v", len(m.Apps), m.CarrierErrors)
+	// A real 0 is what transform drops (SUI001), and 9090.0 is the port 9090 to the API server
+	// (kubectl's YAML-to-JSON writes it 9090; verified by examples' TestAPIServerAcceptsOutput
+	// on testdata/bad-driver-ports): no shape error.
+	for _, port := range []string{"0", "9090.0"} {
+		objs := readObjects(t, podHead+"spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: spark-ui, containerPort: "+port+"}]}]}\n")
+		if m := Build(objs, nil); len(m.Apps) != 1 || len(m.CarrierErrors) != 0 {
+			t.Errorf("containerPort %s: %d apps, carrier errors %+v", port, len(m.Apps), m.CarrierErrors)
+		}
 	}
 }
 
-// TestZeroContainerPortOnlyZero: only an integer 0 is a zero port; an unreadable or missing
-// containerPort is not one (it is a shape error, and must never be dropped as a zero).
+// TestZeroContainerPortOnlyZero: only a 0 (0.0 is one to the API server) is a zero port; an
+// unreadable or missing containerPort is not one (it is a shape error, never dropped as a 0).
 func TestZeroContainerPortOnlyZero(t *testing.T) {
 	for doc, want := range map[string]bool{
-		"{containerPort: 0}": true, "{containerPort: 4040}": false, "{containerPort: nine}": false,
-		"{containerPort: 9090.0}": false, "{name: x}": false,
+		"{containerPort: 0}": true, "{containerPort: 0.0}": true, "{containerPort: 4040}": false, "{containerPort: nine}": false,
+		"{containerPort: 9090.0}": false, "{containerPort: 0.5}": false, "{name: x}": false,
 	} {
 		if got := ZeroContainerPort(readObjects(t, doc)[0].YNode()); got != want {
 			t.Errorf("ZeroContainerPort(%s) = %t, want %t", doc, got, want)
