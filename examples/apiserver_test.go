@@ -63,7 +63,8 @@ func TestAPIServerAcceptsOutput(t *testing.T) {
 						rule, _ := r.GetString("tags.rule")
 						kind, _ := r.GetString("resourceRef.kind")
 						name, _ := r.GetString("resourceRef.name")
-						if rule == "SUI030" {
+						// SUI047 names a Service whose port cannot be read, kept as written.
+						if rule == "SUI030" || rule == "SUI047" {
 							unreadable[kind+"/"+name] = true
 						}
 					}
@@ -82,7 +83,13 @@ func TestAPIServerAcceptsOutput(t *testing.T) {
 				// completed; KubernetesUtils.loadPodFromTemplate, BasicDriverFeatureStep).
 				if pod := kubeflowTemplatePod(t, it); pod != nil {
 					if err := dryRun(ctx, t, c, pod); err != nil {
-						t.Errorf("%s %s: the driver Pod from its template is rejected: %v", it.GetKind(), it.GetName(), err)
+						if key := it.GetKind() + "/" + it.GetName(); unreadable[key] {
+							// A wrong-shaped field inside the unvalidated template: the driver
+							// Pod is what the API server refuses.
+							delete(unreadable, key)
+						} else {
+							t.Errorf("%s %s: the driver Pod from its template is rejected: %v", it.GetKind(), it.GetName(), err)
+						}
 					}
 				}
 				err := dryRun(ctx, t, c, it)

@@ -288,6 +288,10 @@ func TestValidateAgreesWithFunction(t *testing.T) {
 		"hello world":   {"hello: world\n", []string{"SUI030 error - - apiVersion"}},
 		"metadata list": {"apiVersion: v1\nkind: ConfigMap\nmetadata: [a]\n", []string{"SUI030 error ConfigMap - metadata"}},
 		"alias bomb":    {bomb, []string{"SUI051 error ConfigMap bomb -"}},
+		// The port is read through its alias by both (yamlx.Expand), so both name it.
+		"aliased port": {"apiVersion: v1\nkind: Pod\nmetadata:\n  name: a-driver\n  labels: {spark-role: driver}\n" +
+			"  annotations: {note: &p {name: spark-ui, containerPort: 0}}\nspec:\n  serviceAccountName: s\n" +
+			"  containers:\n  - name: spark-kubernetes-driver\n    ports:\n    - *p\n", []string{"SUI001 error Pod a-driver spec.containers[0].ports[0].containerPort"}},
 		"unread versions": {"apiVersion: sparkoperator.k8s.io/v1beta1\nkind: SparkApplication\nmetadata: {name: old}\n---\n" +
 			"apiVersion: spark.apache.org/v2\nkind: SparkApplication\nmetadata: {name: next}\n---\n" +
 			"apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n",

@@ -229,7 +229,7 @@ func TestValidateCommandText(t *testing.T) {
 		}
 	}
 	code, stdout, stderr := runCmd(t, "", dir)
-	want := fmt.Sprintf("%s:%d: error: [SUI001] driver container port \"spark-ui\" has containerPort 0 (or none): the API server rejects the Pod (\"containerPort: Required value\") (Pod analytics/wordcount-5b2d0c9e1f3a7b64-driver spec.containers[0].ports[2].containerPort)\n",
+	want := fmt.Sprintf("%s:%d: error: [SUI001] driver container port \"spark-ui\" has containerPort 0: the API server rejects the Pod (\"containerPort: Required value\") (Pod analytics/wordcount-5b2d0c9e1f3a7b64-driver spec.containers[0].ports[2].containerPort)\n",
 		filepath.Join(dir, "pod.yaml"), wantLine)
 	if code != 1 || stdout != want {
 		t.Errorf("exit %d, stdout:\n%s\nwant:\n%s\nstderr: %s", code, stdout, want, stderr)
@@ -600,10 +600,11 @@ func TestValidateJUnit(t *testing.T) {
 
 // TestTransformOutputValidatesClean: on every top-level fixture, transform mode reports no
 // error but those bad input causes (SUI014 invalid functionConfig, SUI015 unreadable
-// properties, SUI021 duplicate keys, SUI030 unreadable carriers, left unchanged), and validate
-// mode on the transform output agrees: whatever the function writes passes its own rules.
+// properties, SUI019 duplicate objects, SUI021 duplicate keys, SUI030 unreadable carriers,
+// SUI047 unreadable Service ports, left unchanged), and validate mode on the transform output
+// agrees: whatever the function writes passes its own rules.
 func TestTransformOutputValidatesClean(t *testing.T) {
-	badInput := map[string]bool{"SUI014": true, "SUI015": true, "SUI021": true, "SUI030": true}
+	badInput := map[string]bool{"SUI014": true, "SUI015": true, "SUI019": true, "SUI021": true, "SUI030": true, "SUI047": true}
 	for _, in := range fixtures(t) {
 		t.Run(filepath.Base(filepath.Dir(in)), func(t *testing.T) {
 			r := &kio.ByteReader{Reader: bytes.NewReader(mustRead(t, in)), OmitReaderAnnotations: true}

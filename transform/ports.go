@@ -14,7 +14,7 @@ func IsUIContainerPort(a *app.App, p *yaml.Node) bool {
 	if yamlx.GetStr(p, "name") == names.UIPortName {
 		return true
 	}
-	n, ok := yamlx.Int(yamlx.Get(p, "containerPort"))
+	n, ok := yamlx.Port(yamlx.Get(p, "containerPort"))
 	if !ok || n == 0 {
 		return false
 	}

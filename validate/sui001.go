@@ -15,7 +15,7 @@ var SUI001 = Rule{
 	Severity: framework.Error,
 	Title:    "a driver container declares containerPort: 0",
 	Name:     "ZeroContainerPort",
-	Catches:  "A port of the driver container with containerPort 0 (or no containerPort): what spark-submit writes for spark.ui.port=0.",
+	Catches:  "A port of the driver container with containerPort 0: what spark-submit writes for spark.ui.port=0. (A containerPort that is missing or not an integer is SUI030: sparkui never drops it.)",
 	Why:      "The API server rejects the whole Pod (422: `spec.containers[0].ports[2].containerPort: Required value`; a containerPort of 0 counts as missing), so the application never starts.",
 	Fix:      "Remove that port entry: a random port cannot be declared. sparkui-fn (transform mode) drops it; with a fixed spark.ui.port, declare that port instead.",
 	Failing: `apiVersion: v1
@@ -45,7 +45,7 @@ func checkSUI001(ctx *Context) []Finding {
 			if app.ZeroContainerPort(p) {
 				out = append(out, Finding{Object: a.Pod,
 					Field: fmt.Sprintf("%s.ports[%d].containerPort", a.DriverContainerPath(), j),
-					Msg:   fmt.Sprintf("driver container port %q has containerPort 0 (or none): the API server rejects the Pod (\"containerPort: Required value\")", yamlx.GetStr(p, "name"))})
+					Msg:   fmt.Sprintf("driver container port %q has containerPort 0: the API server rejects the Pod (\"containerPort: Required value\")", yamlx.GetStr(p, "name"))})
 			}
 		}
 	}

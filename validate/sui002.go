@@ -16,7 +16,7 @@ var SUI002 = Rule{
 	Severity: framework.Error,
 	Title:    "a Service selecting a driver declares port: 0 or targetPort: 0",
 	Name:     "ZeroServicePort",
-	Catches:  "A port of a Service that selects a driver Pod with port 0 (or no port), or with an explicit targetPort 0.",
+	Catches:  "A port of a Service that selects a driver Pod with port 0, or with an explicit targetPort 0. (A port that is missing or not an integer is SUI047: sparkui never drops it.)",
 	Why:      "The API server rejects the Service (422), so spark-submit fails to create the driver Service the executors reach the driver through, or the apply of the manifests fails.",
 	Fix:      "Remove the port entry whose port is 0, and drop an explicit targetPort: 0 (it then defaults to the port). sparkui-fn (transform mode) does both; the UI is published by the UI Service instead.",
 	Failing: `apiVersion: v1
@@ -48,7 +48,7 @@ func checkSUI002(ctx *Context) []Finding {
 				name := yamlx.GetStr(p, "name")
 				if app.ZeroServicePort(p) {
 					out = append(out, Finding{Object: svc, Field: fmt.Sprintf("spec.ports[%d].port", j),
-						Msg: fmt.Sprintf("Service port %q has port 0 (or none): the API server rejects the Service", name)})
+						Msg: fmt.Sprintf("Service port %q has port 0: the API server rejects the Service", name)})
 				}
 				if app.ZeroTargetPort(p) {
 					out = append(out, Finding{Object: svc, Field: fmt.Sprintf("spec.ports[%d].targetPort", j),

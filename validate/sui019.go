@@ -12,8 +12,8 @@ var SUI019 = Rule{
 	Severity: framework.Error,
 	Title:    "an object appears twice in the input",
 	Name:     "DuplicateObject",
-	Catches:  "Two objects of the same kind, namespace and name in one input (core v1 and RBAC kinds), for instance a kpt package holding a rendered copy of itself.",
-	Why:      "Applied, the later silently replaces the earlier; sparkui cannot tell which one is meant, so its rewrite and its other findings may be about the copy that will not exist.",
+	Catches:  "Two objects of the same kind, API group, namespace and name in one input (core v1 and RBAC kinds, and every carrier kind: kubeflow and Apache SparkApplications — v1 and v1beta1 are one object —, ScheduledSparkApplications, Deployments, StatefulSets, Jobs, CronJobs), for instance a kpt package holding a rendered copy of itself.",
+	Why:      "Applied, the later silently replaces the earlier; sparkui cannot tell which one is meant, so its rewrite and its other findings may be about the copy that will not exist. Of a carrier only the first copy is rewritten (one UI Service, one runtime); the later copy is written back as it came.",
 	Fix:      "Keep one copy: remove the duplicate file, or keep rendered output out of the package (.krmignore).",
 	Failing: `kind: ConfigMap
 metadata: {name: spark-drv-9c1e7b3a5d2f4086-conf-map, namespace: analytics}

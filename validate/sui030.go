@@ -8,10 +8,10 @@ import (
 var SUI030 = Rule{
 	ID:       "SUI030",
 	Severity: framework.Error,
-	Title:    "a Spark operator resource or driver workload has a field of the wrong shape",
+	Title:    "a Spark operator resource, driver workload or driver Pod has a field of the wrong shape",
 	Name:     "CarrierFieldShape",
-	Catches:  "A kubeflow SparkApplication/ScheduledSparkApplication, an Apache SparkApplication or a driver workload (pod template labelled spark-role=driver) in which a field sparkui reads or writes has another shape than its schema's: a sparkConf that is a list, a driver template that is a string, containers that are a mapping, a replicas that is not an integer. Raised too, for any object, when it is no Kubernetes object (no apiVersion or kind, or not a mapping) or its metadata or metadata.annotations is not a mapping (fn/function/input.go): such an object is written back exactly as it came.",
-	Why:      "The API server refuses such an object (or, inside kubeflow's unvalidated driver.template, Spark fails to load the template when the operator submits): nothing sparkui could add would reach a driver. sparkui leaves the object as it is and adds nothing for it.",
+	Catches:  "A kubeflow SparkApplication/ScheduledSparkApplication, an Apache SparkApplication, a driver workload (pod template labelled spark-role=driver) or a spark-submit driver Pod in which a field sparkui reads or writes has another shape than its schema's: a sparkConf that is a list, a driver template that is a string, containers, initContainers or volumes that are a mapping, a driver container's volumeMounts that are a mapping or a string, its lifecycle that is a string or a list, a replicas that is not an integer. Raised too, for any object, when it is no Kubernetes object (no apiVersion or kind, or not a mapping) or its metadata or metadata.annotations is not a mapping (fn/function/input.go): such an object is written back exactly as it came.",
+	Why:      "The API server refuses such an object (or, inside kubeflow's unvalidated driver.template, Spark fails to load the template when the operator submits): nothing sparkui could add would reach a driver, and writing its additions would replace what the field holds. sparkui leaves the object exactly as it is and adds nothing for it.",
 	Fix:      "Correct the field named in the result to the shape the operator's CRD (or the workload's API) gives it.",
 	Failing: `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/yamlx"
 	"github.com/sparkui/sparkui/transform"
 	"github.com/sparkui/sparkui/validate"
 )
@@ -33,10 +34,13 @@ func Process(rl *framework.ResourceList) error {
 	if cfg.KubeflowRoute == "webhook" {
 		opts.KubeflowRoute = app.RouteWebhook
 	}
-	m := app.BuildWith(rl.Items, opts)
+	// Read and edit the objects as YAML readers resolve their aliases and merge keys: an
+	// edit through a shared node would reach every place naming it (yamlx/dealias.go).
+	un := yamlx.Unalias(rl.Items)
+	m := app.BuildWith(un.Items, opts)
 	if cfg.Mode == "transform" {
 		items, notes := transform.Apply(m, cfg.Transform)
-		rl.Items = items
+		rl.Items = un.Restore(items)
 		for _, n := range notes {
 			sev := framework.Info
 			if n.Error {
@@ -45,7 +49,7 @@ func Process(rl *framework.ResourceList) error {
 			rl.Results = append(rl.Results, validate.NewResult(n.Rule, sev, n.Object, n.Field, n.Msg))
 		}
 		// Validate what is written, with the very rules validate mode uses.
-		m = app.BuildWith(rl.Items, opts)
+		m = app.BuildWith(yamlx.Unalias(rl.Items).Items, opts)
 	}
 	rl.Results = append(rl.Results, validate.Run(&validate.Context{
 		Model:                m,

@@ -115,8 +115,9 @@ type Model struct {
 	// HistoryServers are carriers that run a Spark History Server (main class
 	// org.apache.spark.deploy.history.HistoryServer): no driver's UI, left alone.
 	HistoryServers []*Carrier
-	// Duplicates are objects of the kinds above (and Pods, ConfigMaps) whose kind, namespace
-	// and name an earlier item already has: applied, the later silently replaces the earlier.
+	// Duplicates are core v1, RBAC and carrier objects whose API group, kind, namespace and
+	// name an earlier item already has: applied, the later silently replaces the earlier. A
+	// duplicate carrier is no application: only the first copy is built and rewritten.
 	Duplicates []*yaml.RNode
 }
 

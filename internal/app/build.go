@@ -15,8 +15,7 @@ import (
 // conf, its identity, the objects in the input that belong to it, and the names of what
 // sparkui adds for it. Names are handed out in carrier order, so a rerun gets the same ones.
 func (ix *index) build(c carrier, sparkConf map[string]string) *App {
-	a := &App{Pod: c.object, Namespace: c.namespace, PodName: c.name,
-		Carrier: &Carrier{Kind: KindPod, Object: c.object, APIVersion: "v1", ObjectKind: "Pod", Name: c.name, Namespace: c.namespace}}
+	a := &App{Pod: c.object, Namespace: c.namespace, PodName: c.name, Carrier: c.podCarrier()}
 	a.readPodSpec(c.podSpec)
 	a.readSparkConf(c.podSpec, ix.configMaps, sparkConf)
 	a.identify(c.labels)
@@ -47,14 +46,33 @@ func (ix *index) buildCarrier(c *Carrier) *App {
 			a.AppID = id
 		}
 	}
-	a.IdentityKey, a.IdentityValue = LabelApplication, c.Name
-	id := identityKey(a.IdentityKey, a.IdentityValue)
-	a.UIService = ix.claim(ix.carrierOurs[nsName{a.Namespace, id}])
-	a.Role = ix.claim(ix.carrierOursRBAC[kindKey{"Role", a.Namespace, id}])
-	a.RoleBinding = ix.claim(ix.carrierOursRBAC[kindKey{"RoleBinding", a.Namespace, id}])
+	a.IdentityKey, a.IdentityValue = LabelApplication, c.IdentityValue()
+	// An older output labelled a long-named carrier's objects with its whole name (which the
+	// API server refuses): they are still this application's, and get the label fixed.
+	ids := []string{identityKey(a.IdentityKey, a.IdentityValue)}
+	if c.Name != a.IdentityValue {
+		ids = append(ids, identityKey(a.IdentityKey, c.Name))
+	}
+	for _, id := range ids {
+		if a.UIService == nil {
+			a.UIService = ix.claim(ix.carrierOurs[nsName{a.Namespace, id}])
+		}
+		if a.Role == nil {
+			a.Role = ix.claim(ix.carrierOursRBAC[kindKey{"Role", a.Namespace, id}])
+		}
+		if a.RoleBinding == nil {
+			a.RoleBinding = ix.claim(ix.carrierOursRBAC[kindKey{"RoleBinding", a.Namespace, id}])
+		}
+	}
 	a.Prefix = c.Prefix()
 	ix.name(a)
 	return a
+}
+
+// podCarrier is the Carrier of a spark-submit driver Pod, for what it shares with the other
+// carriers (slots, shape checks).
+func (c carrier) podCarrier() *Carrier {
+	return &Carrier{Kind: KindPod, Object: c.object, APIVersion: "v1", ObjectKind: "Pod", Name: c.name, Namespace: c.namespace}
 }
 
 func (a *App) readPodSpec(spec *yaml.Node) {
@@ -67,7 +85,9 @@ func (a *App) readPodSpec(spec *yaml.Node) {
 	containers := yamlx.Items(yamlx.Get(spec, "containers"))
 	for i, c := range containers {
 		if yamlx.GetStr(c, "name") == names.DriverContainer {
+			// The first, as Carrier.driverContainer (whose shape was checked) finds it.
 			a.DriverContainer = i
+			break
 		}
 	}
 	if a.DriverContainer < 0 && len(containers) > 0 {
@@ -203,7 +223,7 @@ func (ix *index) name(a *App) {
 			return true
 		}
 		for _, r := range ix.rbacByName[nsName{a.Namespace, n}] {
-			if !a.Owns(r) {
+			if r != a.Role && r != a.RoleBinding && !a.Owns(r) {
 				return true
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/sidecar"
 )
@@ -91,5 +92,72 @@ spec: {runtimeVersions: {sparkVersion: 4.0.1}}
 	}
 	if len(m.CarrierErrors) != 1 || m.CarrierErrors[0].Object != objs[1] || m.CarrierErrors[0].Err.Field != "spec.sparkConf" {
 		t.Errorf("carrier errors %+v", m.CarrierErrors)
+	}
+}
+
+// TestDuplicateCarriers: the same carrier twice (kind, API group, namespace and name) is one
+// application, built from the first; the later copy is a duplicate (SUI019), not built.
+func TestDuplicateCarriers(t *testing.T) {
+	objs := readObjects(t, `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: pi, namespace: x}
+spec: {driver: {serviceAccount: a}}
+---
+apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: pi, namespace: x}
+spec: {driver: {serviceAccount: b}}
+---
+apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: pi, namespace: other}
+spec: {driver: {serviceAccount: c}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: nb, namespace: x}
+spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c}]}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: nb, namespace: x}
+spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: d}]}}}
+---
+apiVersion: spark.apache.org/v1
+kind: SparkApplication
+metadata: {name: ap, namespace: x}
+spec: {}
+---
+apiVersion: spark.apache.org/v1beta1
+kind: SparkApplication
+metadata: {name: ap, namespace: x}
+spec: {}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: d-driver, namespace: x, labels: {spark-role: driver}}
+spec: {containers: [{name: spark-kubernetes-driver}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: d-driver, namespace: x, labels: {spark-role: driver}}
+spec: {containers: [{name: spark-kubernetes-driver}]}
+`)
+	m := Build(objs, nil)
+	var built []*yaml.RNode
+	for _, a := range m.Apps {
+		built = append(built, a.Pod)
+	}
+	want := []*yaml.RNode{objs[0], objs[2], objs[3], objs[5], objs[7]}
+	if len(built) != len(want) {
+		t.Fatalf("built %d applications, want %d", len(built), len(want))
+	}
+	for i := range want {
+		if built[i] != want[i] {
+			t.Errorf("application %d built from %s %s/%s", i, built[i].GetKind(), built[i].GetNamespace(), built[i].GetName())
+		}
+	}
+	if len(m.Duplicates) != 4 || m.Duplicates[0] != objs[1] || m.Duplicates[1] != objs[4] || m.Duplicates[2] != objs[6] || m.Duplicates[3] != objs[8] {
+		t.Errorf("duplicates %v", m.Duplicates)
 	}
 }

@@ -214,6 +214,9 @@ func DetectCarrier(rn *yaml.RNode, opts CarrierOptions) (*Carrier, error) {
 	if c.Name == "" {
 		return nil, c.shapeErr("metadata.name", "is empty: the application cannot be named")
 	}
+	if err := c.CheckSlots(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -225,8 +228,13 @@ func (c *Carrier) IdentityLabels() map[string]string {
 	if c.Kind == KindPod {
 		return map[string]string{names.LabelAppSelector: yamlx.GetStr(c.Object.YNode(), "metadata", "labels", names.LabelAppSelector)}
 	}
-	return map[string]string{LabelApplication: c.Name}
+	return map[string]string{LabelApplication: c.IdentityValue()}
 }
+
+// IdentityValue is the value of a non-Pod carrier's identity label (LabelApplication): its
+// name, shortened deterministically when that is no valid label value (over 63 characters):
+// the label on the driver Pod, on sparkui's objects and the runtime's guard all use it.
+func (c *Carrier) IdentityValue() string { return names.LabelValue(c.Name) }
 
 // Prefix is the name sparkui's objects are derived from (design §2): `<object name>-sparkui`
 // for every carrier but a spark-submit Pod, whose prefix is its driver Service's name

@@ -14,17 +14,35 @@ import (
 // What the API server rejects and what an application's runtime must be told: transform
 // writes it, validate checks the input against it, so both read it from here.
 
-// ZeroContainerPort reports whether a containerPort entry is one the API server rejects for
-// being 0 (spark.ui.port=0 writes exactly that) or missing.
+// ZeroContainerPort reports whether a containerPort entry is the integer 0 (what
+// spark.ui.port=0 writes; the API server rejects it as "Required value"). A containerPort that
+// is missing or not an integer is no zero: detection refuses the carrier (Carrier.checkPorts),
+// so transform never drops the user's port for it.
 func ZeroContainerPort(p *yaml.Node) bool {
-	n, ok := yamlx.Int(yamlx.Get(p, "containerPort"))
-	return !ok || n == 0
+	n, ok := yamlx.Port(yamlx.Get(p, "containerPort"))
+	return ok && n == 0
 }
 
-// ZeroServicePort reports whether a Service port entry has port 0 (or none).
+// ZeroServicePort reports whether a Service port entry has port 0, the integer: what
+// spark-submit writes for spark.ui.port=0. A port that is missing or not an integer is no 0
+// (UnreadableServicePort): never dropped for one.
 func ZeroServicePort(p *yaml.Node) bool {
-	n, ok := yamlx.Int(yamlx.Get(p, "port"))
-	return !ok || n == 0
+	n, ok := yamlx.Port(yamlx.Get(p, "port"))
+	return ok && n == 0
+}
+
+// UnreadableServicePort reports a Service port entry whose port is missing (v nil) or not an
+// integer (v is the value).
+func UnreadableServicePort(p *yaml.Node) (v *yaml.Node, bad bool) {
+	if p == nil || p.Kind != yaml.MappingNode {
+		return nil, false
+	}
+	v = yamlx.Get(p, "port")
+	if v == nil || (v.Kind == yaml.ScalarNode && v.ShortTag() == yaml.NodeTagNull) {
+		return nil, true
+	}
+	_, ok := yamlx.Port(v)
+	return v, !ok
 }
 
 // ZeroTargetPort reports whether a Service port entry has an explicit targetPort 0.

@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -28,6 +29,12 @@ func BuildWith(items []*yaml.RNode, opts CarrierOptions) *Model {
 	opts.ConfigMap = func(ns, name string) *yaml.RNode { return ix.configMaps[nsName{ns, name}] }
 	for _, c := range ix.carriers {
 		if c.object != nil {
+			// A Pod whose fields sparkui writes into have another shape is left as written.
+			var se *ShapeError
+			if err := c.podCarrier().CheckSlots(); errors.As(err, &se) {
+				m.CarrierErrors = append(m.CarrierErrors, CarrierError{c.object, se})
+				continue
+			}
 			m.Apps = append(m.Apps, ix.build(c, opts.SparkConf))
 			continue
 		}
@@ -154,14 +161,25 @@ func newIndex(m *Model) *index {
 		}
 		av, kind := kindOf(it)
 		ns, name := Meta(it)
-		if av == "v1" || av == "rbac.authorization.k8s.io/v1" {
-			id := identity{av, kind, ns, name}
-			if seen[id] {
+		dup := false
+		if av == "v1" || av == "rbac.authorization.k8s.io/v1" || carrierKinds[[2]string{av, kind}] {
+			// One object per group, kind, namespace and name, whatever its version: Apache's
+			// v1 and v1beta1 SparkApplication x are one object to the API server.
+			group, _, versioned := strings.Cut(av, "/")
+			if !versioned {
+				group = "" // core: "v1"
+			}
+			id := identity{group, kind, ns, name}
+			if dup = seen[id]; dup {
 				m.Duplicates = append(m.Duplicates, it)
 			}
 			seen[id] = true
 		}
 		switch {
+		case dup && (kind == "Pod" || carrierKinds[[2]string{av, kind}]):
+			// A later copy of a carrier is no second application (two UI Services, two
+			// runtimes for one object): the first is rewritten, this one is left as it is and
+			// reported (SUI019).
 		case av == "v1" && kind == "Pod":
 			if Labels(it)[names.LabelSparkRole] == names.RoleDriver {
 				ix.carriers = append(ix.carriers, podCarrier(it))

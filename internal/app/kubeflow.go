@@ -200,7 +200,7 @@ func (c *Carrier) RemoveOffRoute() bool {
 		removed = dropNamed(spec, "volumes", sidecar.VolumeName, sidecar.AuthVolumeName) || removed
 		removed = dropNamed(drv, "volumeMounts", sidecar.VolumeName, sidecar.AuthVolumeName) || removed
 		removed = dropOurPreStop(drv) || removed
-		return dropKey(drv, "labels", LabelApplication, c.Name) || removed
+		return dropKey(drv, "labels", LabelApplication, c.IdentityValue()) || removed
 	}
 	// The template route's slots (slot): spec.driver.template.
 	tmpl := yamlx.Get(drv, "template")
@@ -208,7 +208,7 @@ func (c *Carrier) RemoveOffRoute() bool {
 		return false
 	}
 	removed := false
-	if md := yamlx.Get(tmpl, "metadata"); md != nil && md.Kind == yaml.MappingNode && dropKey(md, "labels", LabelApplication, c.Name) {
+	if md := yamlx.Get(tmpl, "metadata"); md != nil && md.Kind == yaml.MappingNode && dropKey(md, "labels", LabelApplication, c.IdentityValue()) {
 		removed = true
 		if len(md.Content) == 0 {
 			yamlx.Delete(tmpl, "metadata")

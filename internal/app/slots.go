@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -52,7 +53,83 @@ func (c *Carrier) PathPrefix() string {
 	return joinPath(c.podSpecPath()...)
 }
 
+// slot resolves a slot and checks the shape of what transform writes into it, so that no
+// writer ever replaces a field of another shape (a volumeMounts mapping, a lifecycle string):
+// every writer reaches the carrier through here.
 func (c *Carrier) slot(s Slot, create bool) (*yaml.Node, string, error) {
+	n, path, err := c.resolveSlot(s, create)
+	if err == nil && n != nil && s == SlotDriverContainer {
+		err = c.checkContainerFields(n, path)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return n, path, nil
+}
+
+// containerFields are the fields of the driver container (spec.driver on the kubeflow
+// webhook route) transform writes into: its mount of the runtime's volume and its preStop
+// hook (and its ports, checkPorts). A null counts as absent (the API server reads it so).
+var containerFields = []struct {
+	key  string
+	kind yaml.Kind
+}{{"volumeMounts", yaml.SequenceNode}, {"lifecycle", yaml.MappingNode}}
+
+func (c *Carrier) checkContainerFields(ctr *yaml.Node, path string) error {
+	for _, f := range containerFields {
+		v := yamlx.Get(ctr, f.key)
+		if isNull(v) || v.Kind == f.kind {
+			continue
+		}
+		want := "a list"
+		if f.kind == yaml.MappingNode {
+			want = "a mapping"
+		}
+		return c.shapeErr(path+"."+f.key, "is "+shapeName(v)+", want "+want)
+	}
+	return c.checkPorts(ctr, path)
+}
+
+// checkPorts: transform drops the driver's ports whose containerPort is 0 (the API server's
+// "Required value"), so every other entry must be one it can read: a containerPort that is not
+// an integer ("nine", 9090.0) or missing is named here, never taken for a 0 and dropped.
+func (c *Carrier) checkPorts(ctr *yaml.Node, path string) error {
+	ports := yamlx.Get(ctr, "ports")
+	if isNull(ports) {
+		return nil
+	}
+	path += ".ports"
+	if ports.Kind != yaml.SequenceNode {
+		return c.shapeErr(path, "is "+shapeName(ports)+", want a list")
+	}
+	for i, p := range ports.Content {
+		if p.Kind != yaml.MappingNode {
+			return c.shapeErr(indexPath(path, i), "is "+shapeName(p)+", want a mapping")
+		}
+		cp := yamlx.Get(p, "containerPort")
+		if isNull(cp) {
+			return c.shapeErr(indexPath(path, i)+".containerPort", "is missing, want an integer")
+		}
+		if _, ok := yamlx.Port(cp); !ok {
+			return c.shapeErr(indexPath(path, i)+".containerPort", "is "+shapeName(cp)+", want an integer")
+		}
+	}
+	return nil
+}
+
+// CheckSlots resolves every slot without creating anything: an error is the first field
+// sparkui would write into whose shape is not its schema's. Detection runs it, so such a
+// carrier becomes a carrier error (SUI030) and is written back as it came.
+func (c *Carrier) CheckSlots() error {
+	for _, s := range []Slot{SlotPodSpec, SlotPodLabels, SlotInitContainers, SlotVolumes, SlotDriverContainer} {
+		if _, _, err := c.Lookup(s); err != nil && !errors.Is(err, ErrNoPodSpec) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Carrier) resolveSlot(s Slot, create bool) (*yaml.Node, string, error) {
 	if c.Kind == KindKubeflow && c.Route == RouteWebhook {
 		return c.webhookSlot(s, create)
 	}

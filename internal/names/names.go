@@ -100,6 +100,35 @@ func Fit(prefix, suffix string, taken func(string) bool) string {
 	}
 }
 
+// LabelValue returns s when it is a valid label value; otherwise a deterministic valid one:
+// s with every character a label value refuses made '-', cut to leave room for '-' and a short
+// hash of s, trimmed to start and end with a letter or digit. The build-time identity label
+// of a carrier (sparkui.dev/application) takes the object's name, which for a custom resource
+// or a workload may be up to 253 characters, and a label value is at most 63
+// (validation.IsValidLabelValue); the runtime's guard and selector use this same value.
+func LabelValue(s string) string {
+	if len(validation.IsValidLabelValue(s)) == 0 {
+		return s
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '-'
+		}
+	}
+	sum := sha256.Sum256([]byte(s))
+	h := hex.EncodeToString(sum[:])[:8]
+	head := string(b)
+	if room := validation.LabelValueMaxLength - len(h) - 1; len(head) > room {
+		head = head[:room]
+	}
+	head = strings.TrimFunc(head, func(r rune) bool { return r == '-' || r == '_' || r == '.' })
+	if head == "" {
+		return h
+	}
+	return head + "-" + h
+}
+
 // sanitize lowers a name to DNS-1035 characters and makes it start with a letter.
 func sanitize(s string) string {
 	b := []byte(strings.ToLower(s))

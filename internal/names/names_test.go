@@ -51,3 +51,35 @@ func TestFit(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelValue: a name that is a valid label value is kept; any other (longer than 63,
+// characters a label value refuses) becomes a deterministic, distinct valid one, checked with
+// the API server's own validation.
+func TestLabelValue(t *testing.T) {
+	for _, ok := range []string{"pi", "a.b_c-d", strings.Repeat("a", 63), ""} {
+		if got := LabelValue(ok); got != ok {
+			t.Errorf("LabelValue(%q) = %q, want it unchanged", ok, got)
+		}
+	}
+	long := strings.Repeat("quarterly-revenue-", 8) + "x"
+	seen := map[string]string{}
+	for _, in := range []string{
+		long, long + "y", strings.Repeat("a", 64), strings.Repeat("b.", 126) + "b", "-starts-with-dash",
+		"ends.with.dot.", "has spaces/and:colons", strings.Repeat("z", 62) + "-" + "tail",
+	} {
+		got := LabelValue(in)
+		if errs := validation.IsValidLabelValue(got); len(errs) > 0 || got == "" {
+			t.Errorf("LabelValue(%q) = %q: %v", in, got, errs)
+		}
+		if LabelValue(in) != got {
+			t.Errorf("LabelValue(%q) not deterministic", in)
+		}
+		if prev, dup := seen[got]; dup {
+			t.Errorf("LabelValue(%q) = LabelValue(%q) = %q", in, prev, got)
+		}
+		seen[got] = in
+	}
+	if got := LabelValue(long); !strings.HasPrefix(got, "quarterly-revenue-quarterly-revenue-") || len(got) > 63 {
+		t.Errorf("LabelValue(long) = %q (%d): want the name's head kept, at most 63 characters", got, len(got))
+	}
+}

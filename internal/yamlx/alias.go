@@ -48,8 +48,8 @@ func CheckAliases(n *yaml.Node) error {
 	return nil
 }
 
-// DeAnchor replaces n's aliases and merge keys with what they stand for, in place, as
-// kustomize does (kyaml's RNode.DeAnchor), after CheckAliases: it never expands past the
+// DeAnchor replaces n's aliases and merge keys with what they stand for, in place, as the
+// function reads them (Expand), after CheckAliases: it never expands past the
 // bound. On an *AliasError n is unchanged.
 func DeAnchor(n *yaml.Node) (err error) {
 	if n == nil {
@@ -61,13 +61,13 @@ func DeAnchor(n *yaml.Node) (err error) {
 	if !hasAlias(n, map[*yaml.Node]bool{}) {
 		return nil
 	}
-	rn := yaml.NewRNode(n)
-	if err := rn.DeAnchor(); err != nil {
+	// The same resolution as the function's (Expand), so validate and the function read one
+	// document alike.
+	e, err := Expand(n)
+	if err != nil {
 		return err
 	}
-	if rn.YNode() != n {
-		*n = *rn.YNode()
-	}
+	*n = *e
 	return nil
 }
 

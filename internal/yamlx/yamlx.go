@@ -4,6 +4,7 @@
 package yamlx
 
 import (
+	"math"
 	"strconv"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -48,6 +49,24 @@ func Int(n *yaml.Node) (int, bool) {
 		return 0, false
 	}
 	return int(v), true
+}
+
+// Port reads a port number as the API server does: an integer, or a YAML float with an
+// integral value (kubectl's YAML-to-JSON conversion writes 9090.0 as 9090, which decodes into
+// an int32; Jackson, reading a Spark pod template, coerces it too). ok is false for anything
+// else ("nine", 9090.5, a missing field).
+func Port(n *yaml.Node) (int, bool) {
+	if v, ok := Int(n); ok {
+		return v, true
+	}
+	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() != yaml.NodeTagFloat {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(n.Value, 64)
+	if err != nil || f != math.Trunc(f) || f < -1<<31 || f > 1<<31-1 {
+		return 0, false
+	}
+	return int(f), true
 }
 
 // Items is a sequence's elements, nil for anything else.
