@@ -43,6 +43,7 @@ func RuntimeContainer(a *app.App, o Options) *yaml.Node {
 		"image", o.RuntimeImage,
 		"imagePullPolicy", "IfNotPresent",
 		"restartPolicy", "Always",
+		"startupProbe", startupProbe(),
 		"args", yamlx.NewSeq(args...),
 		"env", env,
 		"resources", yamlx.NewMap(
@@ -60,6 +61,22 @@ func RuntimeContainer(a *app.App, o Options) *yaml.Node {
 		),
 		"terminationMessagePolicy", "FallbackToLogsOnError",
 		"volumeMounts", runtimeMounts(o.RuntimeAuth),
+	)
+}
+
+// startupProbe makes the API server refuse a driver Pod whose runtime lost restartPolicy:
+// Always on the way (sidecar.StartupProbe).
+func startupProbe() *yaml.Node {
+	p := sidecar.StartupProbe
+	var cmd []any
+	for _, s := range p.Command {
+		cmd = append(cmd, s)
+	}
+	return yamlx.NewMap(
+		"exec", yamlx.NewMap("command", yamlx.NewSeq(cmd...)),
+		"periodSeconds", p.PeriodSeconds,
+		"timeoutSeconds", p.TimeoutSeconds,
+		"failureThreshold", p.FailureThreshold,
 	)
 }
 

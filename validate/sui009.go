@@ -20,8 +20,8 @@ var SUI009 = Rule{
 	Severity: framework.Error,
 	Title:    "the runtime's settings disagree with the application",
 	Name:     "RuntimeSettings",
-	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --guard-label, --selector, --owner-reference, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network, --skip-ports, --ui-filters) disagree with the application, that is not a native sidecar (restartPolicy: Always), that lacks POD_NAME, POD_NAMESPACE and POD_UID (and, for an operator resource or workload, the env its --selector names) from the downward API, whose --auth-bearer-file or --auth-header-file is not in a Secret volume mounted into it, a volume the runtime mounts (or sparkui's mount in the driver container) that is not among the driver Pod's volumes in the carrier's volume slot (on the kubeflow webhook route also one the driver's spec.driver.volumeMounts does not mount: the operator's webhook adds no other), a driver Pod without the label the runtime selects it by (spark-app-selector for a spark-submit Pod, sparkui.dev/application on the pod template of an operator resource or workload), or a kubeflow resource carrying the runtime on both routes (driver.template and the webhook fields).",
-	Why:      "The runtime then probes the wrong ports or binds another Service; a mount without its volume gets the driver Pod refused; without restartPolicy: Always it is an ordinary init container that never exits, so the driver never starts; without the downward-API env it cannot guard its patches or withdraw; without the label the bound Service selects nothing.",
+	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --guard-label, --selector, --owner-reference, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network, --skip-ports, --ui-filters) disagree with the application, that is not a native sidecar (restartPolicy: Always), whose startupProbe is not sparkui's (exec /sparkui-runtime --version, periodSeconds 1, timeoutSeconds 1, failureThreshold 10), that lacks POD_NAME, POD_NAMESPACE and POD_UID (and, for an operator resource or workload, the env its --selector names) from the downward API, whose --auth-bearer-file or --auth-header-file is not in a Secret volume mounted into it, a volume the runtime mounts (or sparkui's mount in the driver container) that is not among the driver Pod's volumes in the carrier's volume slot (on the kubeflow webhook route also one the driver's spec.driver.volumeMounts does not mount: the operator's webhook adds no other), a driver Pod without the label the runtime selects it by (spark-app-selector for a spark-submit Pod, sparkui.dev/application on the pod template of an operator resource or workload), or a kubeflow resource carrying the runtime on both routes (driver.template and the webhook fields).",
+	Why:      "The runtime then probes the wrong ports or binds another Service; a mount without its volume gets the driver Pod refused; without restartPolicy: Always it is an ordinary init container that never exits, so the driver never starts, and its startupProbe is what makes the API server refuse such a Pod instead (a slower probe would hold back every driver's start); without the downward-API env it cannot guard its patches or withdraw; without the label the bound Service selects nothing.",
 	Fix:      "Run sparkui-fn in transform mode again after changing spark.properties or the Pod: it rewrites the sidecar from the application.",
 	Failing: `kind: ConfigMap
 data:
@@ -71,6 +71,9 @@ func checkSUI009(ctx *Context) []Finding {
 		if yamlx.GetStr(c, "restartPolicy") != "Always" {
 			out = append(out, Finding{Object: a.Pod, Field: base + ".restartPolicy",
 				Msg: "the runtime must be a native sidecar (restartPolicy: Always), or the driver never starts"})
+		}
+		if msg := checkStartupProbe(yamlx.Get(c, "startupProbe")); msg != "" {
+			out = append(out, Finding{Object: a.Pod, Field: base + ".startupProbe", Msg: msg})
 		}
 		var args []string
 		for _, s := range yamlx.Items(yamlx.Get(c, "args")) {
@@ -131,6 +134,55 @@ func checkSUI009(ctx *Context) []Finding {
 		}
 	}
 	return out
+}
+
+// checkStartupProbe: the runtime's startupProbe is what makes the API server refuse a driver
+// Pod whose runtime lost restartPolicy: Always (sidecar.StartupProbe); as a native sidecar's
+// startupProbe gates the driver's start, it must be the one that succeeds at once.
+func checkStartupProbe(probe *yaml.Node) string {
+	p := sidecar.StartupProbe
+	want := fmt.Sprintf("exec %s, periodSeconds %d, timeoutSeconds %d, failureThreshold %d",
+		strings.Join(p.Command, " "), p.PeriodSeconds, p.TimeoutSeconds, p.FailureThreshold)
+	if probe == nil {
+		return "the runtime has no startupProbe (want " + want + "): where an operator or its CRD drops restartPolicy: Always " +
+			"(kubeflow before chart 1.3.2, see SUI042), that probe is what makes the API server refuse the driver Pod instead of " +
+			"the driver never starting"
+	}
+	var d []string
+	var cmd []string
+	for _, e := range yamlx.Items(yamlx.Get(probe, "exec", "command")) {
+		cmd = append(cmd, yamlx.Str(e))
+	}
+	if strings.Join(cmd, "\x00") != strings.Join(p.Command, "\x00") {
+		d = append(d, fmt.Sprintf("exec.command is %q", cmd))
+	}
+	for _, h := range []string{"httpGet", "tcpSocket", "grpc"} {
+		if yamlx.Get(probe, h) != nil {
+			d = append(d, "it has a "+h+" handler")
+		}
+	}
+	for _, f := range []struct {
+		key, want string
+		dflt      string
+	}{
+		{"periodSeconds", strconv.Itoa(p.PeriodSeconds), "10"},
+		{"timeoutSeconds", strconv.Itoa(p.TimeoutSeconds), "1"},
+		{"failureThreshold", strconv.Itoa(p.FailureThreshold), "3"},
+		{"initialDelaySeconds", "0", "0"},
+		{"successThreshold", "1", "1"},
+	} {
+		got := yamlx.GetStr(probe, f.key)
+		if got == "" {
+			got = f.dflt
+		}
+		if got != f.want {
+			d = append(d, f.key+" is "+got)
+		}
+	}
+	if len(d) == 0 {
+		return ""
+	}
+	return "the runtime's startupProbe must be " + want + " (it gates the driver's start, so it must succeed at once): " + strings.Join(d, ", ")
 }
 
 func configDiff(got, want sidecar.Config) string {

@@ -109,6 +109,10 @@ type Model struct {
 	Services map[string][]*yaml.RNode
 	// RBAC holds Roles, ClusterRoles, RoleBindings and ClusterRoleBindings.
 	RBAC []*yaml.RNode
+	// OperatorServices are the names, by namespace, of the Services operators will create
+	// for resources in the input (internal/names/operators.go), each with who makes it and
+	// why: no UI Service may take one (the operator would overwrite it).
+	OperatorServices map[string]map[string]string
 	// CarrierErrors are carriers whose fields have the wrong shape: no application was built
 	// from them, and they are written back unchanged.
 	CarrierErrors []CarrierError

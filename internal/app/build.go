@@ -200,7 +200,9 @@ func (ix *index) attach(a *App, driverLabels map[string]string) {
 // another object or invalid, and otherwise derives fresh ones from a's prefix.
 func (ix *index) name(a *App) {
 	svcTaken := func(n string) bool {
-		if ix.usedSvc[nsName{a.Namespace, n}] {
+		// An operator's Service name is taken even when that Service is not in the input:
+		// the operator creates it at run time and overwrites whatever has its name.
+		if ix.usedSvc[nsName{a.Namespace, n}] || ix.model.OperatorServices[a.Namespace][n] != "" {
 			return true
 		}
 		for _, s := range ix.svcByName[nsName{a.Namespace, n}] {

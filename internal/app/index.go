@@ -24,7 +24,7 @@ func Build(items []*yaml.RNode, sparkConf map[string]string) *Model {
 // application refers to by name or selector), then build each application from its carrier
 // against that index. A new kind of carrier adds to the first step only.
 func BuildWith(items []*yaml.RNode, opts CarrierOptions) *Model {
-	m := &Model{Items: items, Services: map[string][]*yaml.RNode{}}
+	m := &Model{Items: items, Services: map[string][]*yaml.RNode{}, OperatorServices: map[string]map[string]string{}}
 	ix := newIndex(m)
 	opts.ConfigMap = func(ns, name string) *yaml.RNode { return ix.configMaps[nsName{ns, name}] }
 	for _, c := range ix.carriers {
@@ -135,11 +135,14 @@ type index struct {
 	rbacByName      map[nsName][]*yaml.RNode
 
 	usedSvc, usedBinder map[nsName]bool
+
+	model *Model
 }
 
 // newIndex reads every item once, filling m's input-wide facts (Services, RBAC, Duplicates).
 func newIndex(m *Model) *index {
 	ix := &index{
+		model:           m,
 		configMaps:      map[nsName]*yaml.RNode{},
 		bySelectorApp:   map[nsName][]svcInfo{},
 		otherSelecting:  map[string][]svcInfo{},
@@ -197,6 +200,13 @@ func newIndex(m *Model) *index {
 			}
 		case carrierKinds[[2]string{av, kind}]:
 			ix.carriers = append(ix.carriers, carrier{other: it})
+			if av == kubeflowAPIVersion && kind == "SparkApplication" && name != "" {
+				if m.OperatorServices[ns] == nil {
+					m.OperatorServices[ns] = map[string]string{}
+				}
+				m.OperatorServices[ns][names.KubeflowUIService(name)] = "the kubeflow spark-operator's UI Service of SparkApplication " + name +
+					" (" + names.KubeflowUIServicePattern + ")"
+			}
 		case av == "rbac.authorization.k8s.io/v1":
 			switch kind {
 			case "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding":

@@ -83,3 +83,17 @@ func TestLabelValue(t *testing.T) {
 		t.Errorf("LabelValue(long) = %q (%d): want the name's head kept, at most 63 characters", got, len(got))
 	}
 }
+
+// TestKubeflowUIService: the kubeflow operator's names, as its own test
+// (pkg/util/sparkapplication_test.go GetDefaultUIServiceName) has them; the long one worked
+// out by hand from generateName (MD5 of "<app>-ui-svc", first 8 hex digits).
+func TestKubeflowUIService(t *testing.T) {
+	for app, want := range map[string]string{
+		"test-app": "test-app-ui-svc",
+		"test-app-with-a-long-name-that-would-be-over-63-characters": "test-app-with-a-long-name-that-would-be-over-63-26cd35c6-ui-svc",
+	} {
+		if got := KubeflowUIService(app); got != want || len(got) > 63 {
+			t.Errorf("KubeflowUIService(%q) = %q, want %q", app, got, want)
+		}
+	}
+}

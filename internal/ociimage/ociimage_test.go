@@ -9,9 +9,12 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+
+	"github.com/sparkui/sparkui/internal/sidecar"
 )
 
 // TestImages builds each binary, packs it as the image `make image-tar` makes, reads the
@@ -93,6 +96,19 @@ func testImage(t *testing.T, name string) {
 	out, err := exec.Command(extracted, "--version").CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != name+" 9.8.7" {
 		t.Errorf("binary from the layer: %q %v", out, err)
+	}
+
+	if name == "sparkui-runtime" {
+		// The runtime's startupProbe execs this path with these args: it must exist in the
+		// image and exit 0 at once, or the driver never starts (it waits for the probe).
+		p := sidecar.StartupProbe
+		if p.Command[0] != "/"+hdr.Name {
+			t.Errorf("startupProbe execs %s, the image holds /%s", p.Command[0], hdr.Name)
+		}
+		start := time.Now()
+		if out, err := exec.Command(extracted, p.Command[1:]...).CombinedOutput(); err != nil || time.Since(start) > time.Duration(p.TimeoutSeconds)*time.Second {
+			t.Errorf("startupProbe %q: %v after %s: %s", p.Command, err, time.Since(start), out)
+		}
 	}
 
 	// Same binary, same image: digests are reproducible.

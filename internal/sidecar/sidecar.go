@@ -40,6 +40,10 @@ const (
 	AuthBearerFileName = "bearer-token"
 	AuthHeaderFileName = "header"
 
+	// ImageBinaryPath is the runtime binary in the runtime image (Dockerfile,
+	// internal/ociimage): its entrypoint, and what the startup probe execs.
+	ImageBinaryPath = "/sparkui-runtime"
+
 	RunCommand      = "run"
 	WithdrawCommand = "withdraw"
 	// WithdrawTimeout bounds the preStop hook; well inside the default 30 s grace period.
@@ -83,6 +87,33 @@ const (
 	// It is not a SPARKUI_<FLAG> name of any flag, so the runtime never reads it as one.
 	EnvRunLabel = "SPARKUI_RUN_LABEL_VALUE"
 )
+
+// Probe is the runtime container's startupProbe: an exec handler and its timing.
+type Probe struct {
+	Command                                         []string
+	PeriodSeconds, TimeoutSeconds, FailureThreshold int
+}
+
+// StartupProbe is there for what it makes the API server do, not for what it checks. The API
+// server refuses a startupProbe on an init container without restartPolicy: Always
+// (pkg/apis/core/validation validateInitContainers: "may not be set for init containers
+// without restartPolicy=Always"). Where a kubeflow CRD or operator drops restartPolicy from
+// the runtime (CRDs before chart 1.3.2, operators built with k8s.io/api < 0.28; docs/operators.md),
+// the driver Pod is then refused at creation with that message, instead of starting with an
+// init container that never exits and so a driver that never starts.
+//
+// A native sidecar's startupProbe gates the start of the Pod's main containers, so it must
+// succeed at once and cost nothing: `--version` exits 0 without reading anything, in every
+// version of the runtime (an image pinned to an older tag still passes). periodSeconds 1
+// (initialDelaySeconds left at 0) delays the driver by about a second at most; should the
+// exec fail (an image without the binary at ImageBinaryPath), the kubelet restarts the
+// runtime after FailureThreshold periods and reports why in the Pod's events.
+var StartupProbe = Probe{
+	Command:          []string{ImageBinaryPath, "--version"},
+	PeriodSeconds:    1,
+	TimeoutSeconds:   1,
+	FailureThreshold: 10,
+}
 
 // Config is what the runtime needs to know about its application.
 type Config struct {

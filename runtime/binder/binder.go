@@ -27,6 +27,13 @@ import (
 	"github.com/sparkui/sparkui/runtime/externaluri"
 )
 
+// The kubeflow operator's labels on the Services it creates (its pkg/common/spark.go).
+const (
+	kubeflowGroup        = "sparkoperator.k8s.io"
+	kubeflowAppLabel     = kubeflowGroup + "/app-name"
+	kubeflowCreatedLabel = kubeflowGroup + "/created-by-spark-operator"
+)
+
 // FieldManager is the name the runtime's writes are recorded under in managedFields.
 const FieldManager = "sparkui-runtime"
 
@@ -82,13 +89,20 @@ func (t Target) Guard() (key, value string) {
 	return names.LabelAppSelector, t.AppID
 }
 
+// guards prove the Service is sparkui's UI Service of this application: its application
+// label, sparkui's managed-by label (both written by the function, replaced by an operator
+// that takes over a Service of the same name, e.g. kubeflow's createDriverIngressService
+// Update, which sets the labels whole) and its UI port's name.
 func (t Target) guards() []op {
 	k, v := t.Guard()
 	return []op{
 		{Op: "test", Path: "/metadata/labels/" + escape(k), Value: v},
+		{Op: "test", Path: managedByPath, Value: names.ManagedByValue},
 		{Op: "test", Path: "/spec/ports/0/name", Value: t.PortName},
 	}
 }
+
+var managedByPath = "/metadata/labels/" + escape(names.LabelManagedBy)
 
 var boundPodPath = "/metadata/labels/" + escape(sidecar.LabelBoundPod)
 
@@ -464,6 +478,20 @@ func (c *Client) classify(ctx context.Context, action string, err error) error {
 	return &Failure{Kind: Invalid, Err: err, Message: fmt.Sprintf("%s %s: %d: %s", action, svc, code, status.Status().Message)}
 }
 
+// kubeflowOwner tells a Service the kubeflow operator has written, and for which
+// SparkApplication ("" when its labels and owner do not say).
+func kubeflowOwner(labels map[string]string, owners []metav1.OwnerReference) (string, bool) {
+	for _, o := range owners {
+		if o.Kind == "SparkApplication" && strings.HasPrefix(o.APIVersion, kubeflowGroup+"/") {
+			return o.Name, true
+		}
+	}
+	if app := labels[kubeflowAppLabel]; app != "" {
+		return app, true
+	}
+	return "", labels[kubeflowCreatedLabel] == "true"
+}
+
 // isTestFailure tells a JSON Patch that could not be applied (a refused `test`, the guard; or
 // an `add`/`remove` on a missing path) from a validation error: the API server (1.37) answers
 // the former with a bare 422 ("the server rejected our request due to an error in our
@@ -479,7 +507,7 @@ func (c *Client) describeOwner(ctx context.Context, action string) string {
 	t := c.t
 	gk, gv := t.Guard()
 	base := fmt.Sprintf("%s Service %s/%s: refused, the Service is not this application's UI Service "+
-		"(want label %s=%s and first port named %q)", action, t.Namespace, t.Service, gk, gv, t.PortName)
+		"(want labels %s=%s and %s=%s and first port named %q)", action, t.Namespace, t.Service, gk, gv, names.LabelManagedBy, names.ManagedByValue, t.PortName)
 	raw, err := c.rc.Get().Namespace(t.Namespace).Resource("services").Name(t.Service).Do(ctx).Raw()
 	if err != nil {
 		return base + fmt.Sprintf("; reading it to say whose it is failed: %v", err)
@@ -499,6 +527,16 @@ func (c *Client) describeOwner(ctx context.Context, action string) string {
 		return base + "; its JSON could not be read: " + err.Error()
 	}
 	var found []string
+	// The kubeflow operator makes the SparkApplication the owner of the Services it writes
+	// (pkg/util/sparkapplication.go GetOwnerReference) and labels them with its name
+	// (GetResourceLabels: sparkoperator.k8s.io/app-name, unless sparkUIOptions.serviceLabels
+	// replaces them) and, since commit 1ecb7ec6 (#3032, after v2.5.2),
+	// sparkoperator.k8s.io/created-by-spark-operator; its UI Service of app <app> is
+	// <app>-ui-svc (internal/names/operators.go).
+	if kf, ok := kubeflowOwner(svc.Metadata.Labels, svc.Metadata.OwnerReferences); ok {
+		found = append(found, fmt.Sprintf("the kubeflow spark-operator has taken it over as its own UI Service of SparkApplication %q "+
+			"(it names that Service %s); render the manifests with a current sparkui-fn, whose UI Service names keep clear of the operator's", kf, names.KubeflowUIServicePattern))
+	}
 	if v, ok := svc.Metadata.Labels[gk]; ok {
 		found = append(found, fmt.Sprintf("it belongs to application %q (label %s=%s)", v, gk, v))
 	} else {
@@ -506,6 +544,8 @@ func (c *Client) describeOwner(ctx context.Context, action string) string {
 	}
 	if m := svc.Metadata.Labels[names.LabelManagedBy]; m != "" {
 		found = append(found, fmt.Sprintf("managed by %q", m))
+	} else {
+		found = append(found, "it has no "+names.LabelManagedBy+" label")
 	}
 	for _, o := range svc.Metadata.OwnerReferences {
 		found = append(found, fmt.Sprintf("owned by %s %s", o.Kind, o.Name))

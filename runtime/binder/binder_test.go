@@ -24,6 +24,7 @@ var target = Target{
 func TestBindPatch(t *testing.T) {
 	got := string(target.BindPatch(4041))
 	want := `[{"op":"test","path":"/metadata/labels/spark-app-selector","value":"spark-0123"},` +
+		`{"op":"test","path":"/metadata/labels/app.kubernetes.io~1managed-by","value":"sparkui"},` +
 		`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},` +
 		`{"op":"replace","path":"/spec/ports/0/targetPort","value":4041},` +
 		`{"op":"add","path":"/spec/selector","value":{"spark-app-selector":"spark-0123","spark-role":"driver"}},` +
@@ -39,6 +40,7 @@ func TestBindPatch(t *testing.T) {
 func TestWithdrawPatch(t *testing.T) {
 	got := string(target.WithdrawPatch(KeepURI))
 	want := `[{"op":"test","path":"/metadata/labels/spark-app-selector","value":"spark-0123"},` +
+		`{"op":"test","path":"/metadata/labels/app.kubernetes.io~1managed-by","value":"sparkui"},` +
 		`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},` +
 		`{"op":"test","path":"/metadata/ownerReferences/0/uid","value":"7c1f0e2a-0000-4000-8000-000000000001"},` +
 		`{"op":"add","path":"/spec/selector","value":{"sparkui.dev/withdrawn":"7c1f0e2a-0000-4000-8000-000000000001"}}]`
@@ -58,6 +60,7 @@ func TestWithdrawPatchNoPod(t *testing.T) {
 
 func TestWithdrawPatchURI(t *testing.T) {
 	base := `[{"op":"test","path":"/metadata/labels/spark-app-selector","value":"spark-0123"},` +
+		`{"op":"test","path":"/metadata/labels/app.kubernetes.io~1managed-by","value":"sparkui"},` +
 		`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},` +
 		`{"op":"test","path":"/metadata/ownerReferences/0/uid","value":"7c1f0e2a-0000-4000-8000-000000000001"},` +
 		`{"op":"add","path":"/spec/selector","value":{"sparkui.dev/withdrawn":"7c1f0e2a-0000-4000-8000-000000000001"}},`
@@ -93,6 +96,7 @@ func TestWithdrawPatchURI(t *testing.T) {
 
 func TestPublishPatch(t *testing.T) {
 	base := `[{"op":"test","path":"/metadata/labels/spark-app-selector","value":"spark-0123"},` +
+		`{"op":"test","path":"/metadata/labels/app.kubernetes.io~1managed-by","value":"sparkui"},` +
 		`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},` +
 		`{"op":"test","path":"/metadata/ownerReferences/0/uid","value":"7c1f0e2a-0000-4000-8000-000000000001"},` +
 		`{"op":"test","path":"/spec/selector","value":{"spark-app-selector":"spark-0123","spark-role":"driver"}},`
@@ -117,6 +121,7 @@ var shared = Target{
 }
 
 const sharedGuards = `[{"op":"test","path":"/metadata/labels/sparkui.dev~1application","value":"nightly"},` +
+	`{"op":"test","path":"/metadata/labels/app.kubernetes.io~1managed-by","value":"sparkui"},` +
 	`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},`
 
 // TestSharedBindPatch: the guard label replaces spark-app-selector, and the bind labels the
@@ -162,6 +167,7 @@ func TestGuardLabelOnly(t *testing.T) {
 	tg.GuardKey, tg.GuardValue = "sparkui.dev/application", "wordcount"
 	got := string(tg.WithdrawPatch(KeepURI))
 	want := `[{"op":"test","path":"/metadata/labels/sparkui.dev~1application","value":"wordcount"},` +
+		`{"op":"test","path":"/metadata/labels/app.kubernetes.io~1managed-by","value":"sparkui"},` +
 		`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},` +
 		`{"op":"test","path":"/metadata/ownerReferences/0/uid","value":"7c1f0e2a-0000-4000-8000-000000000001"},` +
 		`{"op":"add","path":"/spec/selector","value":{"sparkui.dev/withdrawn":"7c1f0e2a-0000-4000-8000-000000000001"}}]`
@@ -175,7 +181,7 @@ func TestEscape(t *testing.T) {
 		t.Error(got)
 	}
 	var ops []op
-	if err := json.Unmarshal(target.BindPatch(1), &ops); err != nil || len(ops) != 5 {
+	if err := json.Unmarshal(target.BindPatch(1), &ops); err != nil || len(ops) != 6 {
 		t.Fatal(ops, err)
 	}
 }

@@ -1,0 +1,152 @@
+package validate
+
+import (
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+// SUI042: the kubeflow CRD in the input prunes the field the chosen route writes the runtime into.
+var SUI042 = Rule{
+	ID:       "SUI042",
+	Severity: framework.Error,
+	Title:    "the kubeflow CRD in the input drops the field the route needs",
+	Name:     "KubeflowCRDTooOld",
+	Catches: "A kubeflow SparkApplication or ScheduledSparkApplication carrying sparkui's runtime next to the operator's CustomResourceDefinition (sparkoperator.k8s.io) " +
+		"whose v1beta2 schema lacks the field the chosen route needs: restartPolicy under driver.initContainers (webhook route; CRDs of charts before 1.3.2) " +
+		"or driver.template (template route; CRDs before chart 2.1.0).",
+	Why: "The API server prunes fields its CRD schema does not know. Webhook route: the runtime reaches the driver Pod without restartPolicy: Always, " +
+		"an ordinary init container that never exits (the API server refuses that Pod because of the runtime's startupProbe, so the application fails at submission). " +
+		"Template route: driver.template is dropped whole, the runtime never reaches the driver Pod and the UI Service is never bound, without any error.",
+	Fix: "Upgrade the CRDs (and the operator) to the minimum of the route: webhook route, chart 1.3.2 (operator v1beta2-1.5.0-3.5.0) or later; " +
+		"template route, chart and operator 2.1.0 or later. Or choose the route the installed version supports (docs/operators.md, \"Minimum kubeflow versions\").",
+	Failing: `kind: CustomResourceDefinition   # chart 1.3.1's: driver.initContainers items have no restartPolicy
+metadata: {name: sparkapplications.sparkoperator.k8s.io}
+---
+kind: SparkApplication             # route: webhook
+spec:
+  driver:
+    initContainers:
+    - name: sparkui-runtime
+      restartPolicy: Always        # SUI042 spec.driver.initContainers[0].restartPolicy: pruned on create
+`,
+	Passing: `kind: CustomResourceDefinition   # chart 1.3.2 or later: restartPolicy is in the schema
+`,
+	Check: checkSUI042,
+}
+
+// kubeflowGroup is the API group of the kubeflow operator's resources.
+const kubeflowGroup = "sparkoperator.k8s.io"
+
+// The minimum versions per route, from github.com/kubeflow/spark-operator (read at its tags):
+//   - charts/spark-operator-chart/crds/sparkoperator.k8s.io_{,scheduled}sparkapplications.yaml
+//     first have restartPolicy under spec.driver.initContainers.items in chart 1.3.2
+//     (appVersion v1beta2-1.5.0-3.5.0); charts 1.0.2 … 1.3.1 and the 1.2.x line up to 1.2.15
+//     do not. They all have startupProbe there, which is why the runtime's startupProbe makes
+//     a pruned runtime a refused Pod.
+//   - spec.driver.template first appears in the CRDs of v2.1.0 (chart and operator).
+//   - the operator decodes SparkApplications into k8s.io/api's Container: go.mod replaces
+//     k8s.io/api with v0.25.3 in v1beta2-1.3.8 … v1beta2-1.4.2 (and older versions use
+//     v0.19.6 or v0.16.6), which has no Container.RestartPolicy (added in v0.28); from
+//     v1beta2-1.4.3-3.5.0 it is v0.29.3.
+const (
+	minWebhookRoute  = "chart 1.3.2 (operator image v1beta2-1.5.0-3.5.0) or later; an operator older than v1beta2-1.4.3-3.5.0 drops restartPolicy itself even with a newer CRD"
+	minTemplateRoute = "chart and operator 2.1.0 or later"
+)
+
+// checkSUI042: a CRD that prunes the route's field silently takes the runtime's setup apart
+// on the API server, before any operator sees it.
+func checkSUI042(ctx *Context) []Finding {
+	crds := map[string]*yaml.RNode{} // kind → CRD
+	for _, it := range ctx.Model.Items {
+		if it == nil || it.YNode() == nil || it.YNode().Kind != yaml.MappingNode {
+			continue
+		}
+		n := it.YNode()
+		if yamlx.GetStr(n, "apiVersion") != "apiextensions.k8s.io/v1" || yamlx.GetStr(n, "kind") != "CustomResourceDefinition" ||
+			yamlx.GetStr(n, "spec", "group") != kubeflowGroup {
+			continue
+		}
+		crds[yamlx.GetStr(n, "spec", "names", "kind")] = it
+	}
+	if len(crds) == 0 {
+		return nil
+	}
+	var out []Finding
+	for _, a := range ctx.Model.Apps {
+		c := a.Carrier
+		if c == nil || c.Kind != app.KindKubeflow {
+			continue
+		}
+		crd := crds[c.ObjectKind]
+		i, rt, _ := runtimeContainerAt(a)
+		if crd == nil || rt == nil {
+			continue
+		}
+		schema := crdSchema(crd.YNode(), "v1beta2")
+		if schema == nil {
+			continue // no v1beta2 schema: the API server would refuse the resource itself
+		}
+		base := []string{"spec"}
+		if c.ObjectKind == "ScheduledSparkApplication" {
+			base = append(base, "template")
+		}
+		_, crdName := metaName(crd)
+		var path []string
+		var field, min, effect string
+		if c.Route == app.RouteWebhook {
+			path = append(base, "driver", "initContainers", "[]", "restartPolicy")
+			field = fmt.Sprintf("%s.driver.initContainers[%d].restartPolicy", strings.Join(base, "."), i)
+			min = minWebhookRoute
+			effect = "the API server drops it on create, the operator's webhook adds the runtime to the driver Pod as an ordinary init container, " +
+				"and the API server refuses that Pod (an init container without restartPolicy: Always may not have the runtime's startupProbe): the application fails at submission"
+		} else {
+			path = append(base, "driver", "template")
+			field = strings.Join(base, ".") + ".driver.template"
+			min = minTemplateRoute
+			effect = "the API server drops the whole template on create: the runtime never reaches the driver Pod and the UI Service is never bound, with no error anywhere " +
+				"(an operator older than 2.1.0 does not read driver.template either)"
+		}
+		if schemaHas(schema, path) {
+			continue
+		}
+		out = append(out, Finding{Object: c.Object, Field: field,
+			Msg: fmt.Sprintf("CustomResourceDefinition %s in the input has no %s in its v1beta2 schema: %s; the %s route needs %s (or set route to the one the installed operator supports, docs/operators.md)",
+				crdName, field, effect, c.Route, min)})
+	}
+	return out
+}
+
+// crdSchema is the openAPIV3Schema of version v of an apiextensions.k8s.io/v1 CRD.
+func crdSchema(crd *yaml.Node, v string) *yaml.Node {
+	for _, ver := range yamlx.Items(yamlx.Get(crd, "spec", "versions")) {
+		if yamlx.GetStr(ver, "name") == v {
+			return yamlx.Get(ver, "schema", "openAPIV3Schema")
+		}
+	}
+	return nil
+}
+
+// schemaHas reports whether a structural schema keeps the field at path ("[]" steps into an
+// array's items): it is declared, or an object on the way preserves unknown fields.
+func schemaHas(s *yaml.Node, path []string) bool {
+	for _, p := range path {
+		if s == nil {
+			return false
+		}
+		if yamlx.GetStr(s, "x-kubernetes-preserve-unknown-fields") == "true" {
+			return true
+		}
+		if p == "[]" {
+			s = yamlx.Get(s, "items")
+		} else {
+			s = yamlx.Get(s, "properties", p)
+		}
+	}
+	return s != nil
+}
