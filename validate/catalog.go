@@ -39,4 +39,5 @@ var Rules = []Rule{
 	SUI037,
 	SUI038,
 	SUI039,
+	SUI040,
 }
