@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/fluxcd/pkg/ssa v0.78.0
+	github.com/go-logr/logr v1.4.4
 	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/prometheus/procfs v0.23.0
@@ -34,7 +35,6 @@ require (
 	github.com/fluxcd/cli-utils v1.3.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.3 // indirect
 	github.com/go-errors/errors v1.5.1 // indirect
-	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-openapi/jsonpointer v1.0.0 // indirect
 	github.com/go-openapi/jsonreference v1.0.1 // indirect
 	github.com/go-openapi/swag v0.29.1 // indirect

@@ -345,6 +345,11 @@ func reapply(t *testing.T, c *testcluster.Cluster, a applier, ip string) {
 	boundSlice := []string{fmt.Sprintf("%s:%d ready=true", ip, ui.Port)}
 	waitEndpoints(t, c, ns, svc, boundSlice)
 
+	if d := a.drift(t, c, olderOutput(t, stream)); d == "" {
+		t.Errorf("%s's drift check sees nothing in an older output that declares targetPort 4040 (and has no Flux annotation) against the bound Service", a.name)
+	} else {
+		t.Logf("%s's drift check on an older output: %s", a.name, d)
+	}
 	for i := 1; i <= 2; i++ {
 		noDrift(t, c, a, stream, ns, svc, "after the bind")
 		out := a.apply(t, c, stream)
