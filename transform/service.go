@@ -20,11 +20,15 @@ func FrontPort(a *app.App, o Options) int {
 // NewUIService builds the UI Service for a. It declares no field the runtime writes: no
 // selector, so nothing is routed before the runtime has found the UI, and no targetPort (the
 // API server defaults it to the port), so a re-apply of the manifests keeps the runtime's bind.
+// Flux alone would still reset the targetPort: it is told to create the Service only
+// (names.AnnotationFluxSSA).
 func NewUIService(a *app.App, o Options) *yaml.RNode {
 	md := ownMeta(a, a.UIServiceName)
+	ann := yamlx.NewMap(names.AnnotationFluxSSA, names.FluxSSAIfNotPresent)
 	if o.ExternalURI == sidecar.ExternalURIAnnotation {
-		yamlx.Set(md, "annotations", yamlx.NewMap(names.AnnotationProvideExternalURI, "true"))
+		yamlx.Set(ann, names.AnnotationProvideExternalURI, yamlx.NewStr("true"))
 	}
+	yamlx.Set(md, "annotations", ann)
 	spec := yamlx.NewMap("type", serviceType(o))
 	copyIPFamilies(a, spec)
 	yamlx.Set(spec, "ports", yamlx.NewSeq(uiPort(a, o)))
@@ -72,8 +76,11 @@ func EnsureUIService(a *app.App, o Options) {
 	for _, f := range app.RuntimeOwnedFields(rn.YNode()) {
 		f.Remove(rn.YNode())
 	}
+	ann := yamlx.Ensure(yamlx.Get(rn.YNode(), "metadata"), "annotations")
+	if !app.FluxCreatesOnly(rn.YNode()) {
+		yamlx.Set(ann, names.AnnotationFluxSSA, yamlx.NewStr(names.FluxSSAIfNotPresent))
+	}
 	if o.ExternalURI == sidecar.ExternalURIAnnotation {
-		ann := yamlx.Ensure(yamlx.Get(rn.YNode(), "metadata"), "annotations")
 		yamlx.SetIfChanged(ann, names.AnnotationProvideExternalURI, yamlx.NewStr("true"))
 	}
 	spec := yamlx.Ensure(rn.YNode(), "spec")

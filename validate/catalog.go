@@ -39,6 +39,7 @@ var Rules = []Rule{
 	SUI037,
 	SUI038,
 	SUI039,
+	SUI040,
 	SUI042,
 	SUI047,
 	SUI050,

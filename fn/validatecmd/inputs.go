@@ -275,7 +275,9 @@ func loadConfig(path string) (*yaml.RNode, *object, error) {
 	return yaml.NewRNode(n), o, nil
 }
 
-// fieldLine is the line of a field path in n: of the deepest part of it that exists.
+// fieldLine is the line of a field path in n: of the deepest part of it that exists in the
+// file. Nodes without a line are not in the file: the path annotations read() adds to
+// metadata.annotations, where the file may have none.
 func fieldLine(n *yaml.Node, path string) int {
 	line := n.Line
 	cur := n
@@ -284,13 +286,17 @@ func fieldLine(n *yaml.Node, path string) int {
 		if seg.Index >= 0 {
 			if cur.Kind == yaml.SequenceNode && seg.Index < len(cur.Content) {
 				next = cur.Content[seg.Index]
-				line = next.Line
+				if next.Line > 0 {
+					line = next.Line
+				}
 			}
 		} else if cur.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(cur.Content); i += 2 {
 				if cur.Content[i].Value == seg.Key {
 					next = cur.Content[i+1]
-					line = cur.Content[i].Line
+					if l := cur.Content[i].Line; l > 0 {
+						line = l
+					}
 					break
 				}
 			}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"strconv"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -183,6 +184,13 @@ func RuntimeOwnedFields(svc *yaml.Node) []RuntimeOwned {
 			What: "the " + names.AnnotationResolvedExternalURI + " annotation", Value: yamlx.Str(v), parent: ann, key: names.AnnotationResolvedExternalURI})
 	}
 	return out
+}
+
+// FluxCreatesOnly reports whether the UI Service svc carries Flux's create-only apply policy
+// (names.AnnotationFluxSSA), with Flux's own case-insensitive match.
+func FluxCreatesOnly(svc *yaml.Node) bool {
+	v := yamlx.Get(svc, "metadata", "annotations", names.AnnotationFluxSSA)
+	return v != nil && v.Kind == yaml.ScalarNode && strings.EqualFold(v.Value, names.FluxSSAIfNotPresent)
 }
 
 // WantIPFamilies is a mapping with the ipFamilyPolicy and ipFamilies a carrier's UI Service

@@ -30,6 +30,20 @@ const (
 
 	AnnotationLocalConfig = "config.kubernetes.io/local-config"
 
+	// AnnotationFluxSSA set to FluxSSAIfNotPresent makes Flux's kustomize-controller create
+	// the object when it is missing and never apply it again while it exists: no patch, no
+	// drift correction, no cleanup of field managers (fluxcd/kustomize-controller
+	// api/v1/kustomization_types.go IfNotPresentValue and internal/controller/
+	// kustomization_controller.go, func apply, which sets ApplyOptions.IfNotPresentSelector to
+	// it; fluxcd/pkg/ssa manager_apply.go shouldSkipApply and manager_diff.go shouldSkipDiff
+	// skip an existing object that matches, comparing the value case-insensitively
+	// (utils/meta.go AnyInMetadata)). The UI Service needs it because Flux normalizes every
+	// object through its typed form before applying, which turns the targetPort the function
+	// leaves out into targetPort 0, defaulted by the API server to the port: without it each
+	// reconcile would reset the runtime's bind.
+	AnnotationFluxSSA   = "kustomize.toolkit.fluxcd.io/ssa"
+	FluxSSAIfNotPresent = "IfNotPresent"
+
 	// Group of the typed functionConfig.
 	ConfigGroup = "sparkui.dev"
 	ConfigKind  = "SparkUIService"

@@ -3,14 +3,17 @@
 // runs with exactly the args of the sidecar the function emitted, as the driver's
 // ServiceAccount under the Role the function emitted.
 //
-// reapply_test.go: field ownership between a pipeline and the runtime (issue 9 A): the function's output is applied to a real kube-apiserver and
-// kube-controller-manager, the built sparkui-runtime binds the UI Service as the driver's
-// ServiceAccount under the Role the function emits, with the args of the sidecar the function
-// emits, and the SAME output is then applied again the ways pipelines do: `kubectl apply`
-// (client-side three-way merge: CI, Argo CD's default), `kubectl apply --server-side
-// --force-conflicts` (Flux) and a plain server-side apply. The bind, and after a withdrawal
-// the withdrawal, must survive each of them: targetPort, selector and the EndpointSlice stay
-// as the runtime set them.
+// reapply_test.go: field ownership between a pipeline and the runtime (issue 9 A, issue 13 A):
+// the function's output is applied to a real kube-apiserver and kube-controller-manager, the
+// built sparkui-runtime binds the UI Service as the driver's ServiceAccount under the Role the
+// function emits, with the args of the sidecar the function emits, and the SAME output is then
+// applied again the ways pipelines do (gitops_test.go): `kubectl apply` client-side (CI) and
+// server-side, Argo CD's two sync paths (kubectl's apply code as field manager
+// argocd-controller: client-side, and server-side with forced conflicts) and Flux's
+// kustomize-controller (github.com/fluxcd/pkg/ssa, with and without spec.force). The bind,
+// and after a withdrawal the withdrawal, must survive each of them: targetPort, selector and
+// the EndpointSlice stay as the runtime set them, and no applier's drift detection reports
+// the runtime's fields.
 package blackbox
 
 import (
@@ -292,35 +295,34 @@ func holdEndpoints(t *testing.T, c *testcluster.Cluster, ns, svc string, want []
 
 // appliers are the ways pipelines apply their output; each is used alone for one
 // application, first to create it and then to re-apply, as one pipeline does.
-var appliers = []struct {
-	name, manager string
-	args          []string
-}{
-	{"client-side", "kubectl-client-side-apply", []string{"apply", "-f", "-"}},
-	{"server-side-force", "flux-like", []string{"apply", "--server-side", "--force-conflicts", "--field-manager=flux-like", "-f", "-"}},
-	{"server-side", "ssa-pipeline", []string{"apply", "--server-side", "--field-manager=ssa-pipeline", "-f", "-"}},
+var appliers = []applier{
+	kubectlApplier("client-side", "kubectl-client-side-apply"),
+	kubectlApplier("server-side", "ssa-pipeline", "--server-side", "--field-manager=ssa-pipeline"),
+	kubectlApplier("argocd-client-side", "argocd-controller", "--field-manager=argocd-controller"),
+	kubectlApplier("argocd-server-side", "argocd-controller", "--server-side", "--force-conflicts", "--field-manager=argocd-controller"),
+	fluxApplier("flux", false),
+	fluxApplier("flux-force", true),
 }
 
 func TestReapplyKeepsBindAndWithdrawal(t *testing.T) {
 	c := testcluster.Shared(t, clusterOpts)
 	for i, a := range appliers {
 		t.Run(a.name, func(t *testing.T) {
-			reapply(t, c, a.args, a.manager, fmt.Sprintf("192.0.2.%d", 41+i))
+			reapply(t, c, a, fmt.Sprintf("192.0.2.%d", 41+i))
 		})
 	}
 }
 
-func reapply(t *testing.T, c *testcluster.Cluster, applyArgs []string, manager, ip string) {
+func reapply(t *testing.T, c *testcluster.Cluster, a applier, ip string) {
 	ns := c.UniqueNamespace(t)
 	appID := "spark-" + ns
-	admin := c.KubeconfigFile(t, c.Config)
 
 	stream, args := render(t, ns, appID)
 	t.Logf("runtime args as the function emits them: %v", args)
 	const svc = "wordcount-ui-svc"
 
 	addNode(t, c, ns+"-node")
-	kubectl(t, admin, stream, applyArgs...)
+	a.apply(t, c, stream)
 	if got := service(t, c, ns, svc); len(got.selector) != 0 || got.targetPort != "4040" {
 		t.Fatalf("as applied: %s, want no selector and targetPort defaulted to the port 4040", got)
 	}
@@ -343,14 +345,25 @@ func reapply(t *testing.T, c *testcluster.Cluster, applyArgs []string, manager, 
 	boundSlice := []string{fmt.Sprintf("%s:%d ready=true", ip, ui.Port)}
 	waitEndpoints(t, c, ns, svc, boundSlice)
 
+	if d := a.drift(t, c, olderOutput(t, stream)); d == "" {
+		t.Errorf("%s's drift check sees nothing in an older output that declares targetPort 4040 (and has no Flux annotation) against the bound Service", a.name)
+	} else {
+		t.Logf("%s's drift check on an older output: %s", a.name, d)
+	}
 	for i := 1; i <= 2; i++ {
-		out := kubectl(t, admin, stream, applyArgs...)
+		noDrift(t, c, a, stream, ns, svc, "after the bind")
+		out := a.apply(t, c, stream)
 		if got := service(t, c, ns, svc); got.String() != bound.String() {
 			t.Fatalf("after the bind, re-apply %d reset the Service: %s, want %s\n%s", i, got, bound, out)
 		}
+		noReportedChange(t, out, ns, svc, "after the bind")
 		holdEndpoints(t, c, ns, svc, boundSlice, 2*time.Second)
 	}
-	checkOwners(t, c, ns, svc, manager)
+	noDrift(t, c, a, stream, ns, svc, "after the bind and the re-applies")
+	checkOwners(t, c, ns, svc, a.manager)
+	if a.createOnly {
+		stream = rollServiceChange(t, c, a, ns, appID, svc, bound, boundSlice)
+	}
 
 	// Withdraw as the preStop hook does, then re-apply again: nothing may re-route.
 	hook := sidecar.PreStopCommand()
@@ -369,13 +382,68 @@ func reapply(t *testing.T, c *testcluster.Cluster, applyArgs []string, manager, 
 	}
 	waitEndpoints(t, c, ns, svc, nil)
 	for i := 1; i <= 2; i++ {
-		out := kubectl(t, admin, stream, applyArgs...)
+		noDrift(t, c, a, stream, ns, svc, "after the withdrawal")
+		out := a.apply(t, c, stream)
 		if got := service(t, c, ns, svc); got.String() != withdrawn.String() {
 			t.Fatalf("after the withdrawal, re-apply %d changed the Service: %s, want %s\n%s", i, got, withdrawn, out)
 		}
+		noReportedChange(t, out, ns, svc, "after the withdrawal")
 		holdEndpoints(t, c, ns, svc, nil, 2*time.Second)
 	}
-	checkOwners(t, c, ns, svc, manager)
+	checkOwners(t, c, ns, svc, a.manager)
+}
+
+// rollServiceChange is the trade-off of an applier that only creates the UI Service (Flux
+// with kustomize.toolkit.fluxcd.io/ssa: IfNotPresent): the user changes the Service in Git
+// (functionConfig service.type NodePort), the applier leaves the live one as it is, and the
+// way docs/gitops.md gives to roll it, a forced server-side apply of the re-rendered UI
+// Service, changes it and keeps the bind. It returns the changed output, what the pipeline
+// applies from then on.
+func rollServiceChange(t *testing.T, c *testcluster.Cluster, a applier, ns, appID, svc string, bound svcState, boundSlice []string) []byte {
+	t.Helper()
+	changed := strings.Replace(input, "  spec:\n    sparkConf:", "  spec:\n    service:\n      type: NodePort\n    sparkConf:", 1)
+	r := renderList(t, strings.NewReplacer("NS", ns, "APPID", appID).Replace(changed))
+	typ := func() corev1.ServiceType {
+		s, err := c.Client.CoreV1().Services(ns).Get(testcluster.Context(t, 10*time.Second), svc, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Spec.Type
+	}
+	out := a.apply(t, c, r.stream)
+	if got, ty := service(t, c, ns, svc), typ(); got.String() != bound.String() || ty != corev1.ServiceTypeClusterIP {
+		t.Fatalf("%s applied the changed UI Service (type %s, %s), want it left as created (ClusterIP, %s)\n%s", a.name, ty, got, bound, out)
+	}
+	noDrift(t, c, a, r.stream, ns, svc, "with the changed UI Service in Git")
+	out = kubectl(t, c.KubeconfigFile(t, c.Config), uiServiceDoc(t, r.stream), "apply", "--server-side", "--force-conflicts", "-f", "-")
+	if got, ty := service(t, c, ns, svc), typ(); got.String() != bound.String() || ty != corev1.ServiceTypeNodePort {
+		t.Fatalf("rolled by hand: type %s, %s, want NodePort, %s\n%s", ty, got, bound, out)
+	}
+	holdEndpoints(t, c, ns, svc, boundSlice, 2*time.Second)
+	return r.stream
+}
+
+// noDrift: the applier's drift detection sees nothing to correct on the UI Service: a
+// GitOps controller that saw the runtime's fields as drift would report the application out
+// of sync forever, and correct it at every interval.
+func noDrift(t *testing.T, c *testcluster.Cluster, a applier, stream []byte, ns, svc, when string) {
+	t.Helper()
+	if d := a.drift(t, c, stream); d != "" {
+		t.Errorf("%s, %s reports drift on Service %s/%s:\n%s", when, a.name, ns, svc, d)
+	}
+}
+
+// noReportedChange: a re-apply's own output does not say it changed the UI Service
+// (kubectl's client-side `service/<name> configured`, Flux's change set `Service/<ns>/<name>
+// configured`; a server-side kubectl apply prints serverside-applied either way).
+func noReportedChange(t *testing.T, out, ns, svc, when string) {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "service/"+svc+" configured" || line == "Service/"+ns+"/"+svc+" configured" {
+			t.Fatalf("%s, the re-apply reports it changed the UI Service:\n%s", when, out)
+		}
+	}
 }
 
 // checkOwners: in the Service's managedFields the pipeline's manager owns exactly what the
