@@ -75,6 +75,7 @@ fuzz:
 	go test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./internal/sparkconf
 	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
 	go test -run='^$$' -fuzz='^FuzzValidate$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
+	go test -run='^$$' -fuzz='^FuzzWriteWrapped$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
 
 test: build tools fmt-check vet lint unit fuzz
 

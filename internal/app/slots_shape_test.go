@@ -18,7 +18,6 @@ func TestWritableSlotShapes(t *testing.T) {
 	const apHead = "apiVersion: spark.apache.org/v1\nkind: SparkApplication\nmetadata: {name: pi}\n"
 	const depHead = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: nb, namespace: ns}\n"
 	const podHead = "apiVersion: v1\nkind: Pod\nmetadata: {name: d-driver, namespace: ns, labels: {spark-role: driver}}\n"
-	const depTmpl = "spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c, %s}]}}}\n"
 	tests := []struct {
 		name, doc string
 		route     Route
