@@ -13,12 +13,15 @@ FUZZTIME ?= 10s
 REPO ?= ghcr.io/sparkui
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help build example test unit fuzz bench bench-start bench-rss tools kustomize control-plane fmt-check vet lint clean image image-tar
+.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane fmt-check vet lint clean image image-tar
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
 	@echo "make example        run sparkui-fn on the bundled spark-submit example and print the result"
 	@echo "make test           everything: vet, gofmt, staticcheck, unit + golden + kustomize/kpt + control-plane tests, short fuzzing"
+	@echo "make check          before a commit: build, gofmt, vet and the tests that need no control plane, kustomize or kpt"
+	@echo "make generate       go generate ./... (docs/rules.md from the rule catalog)"
+	@echo "make update-golden  rewrite every golden (fn, rule fixtures, report formats, examples) and docs/rules.md; review the diff"
 	@echo "make lint           staticcheck (built once per machine into $(CACHE)/bin)"
 	@echo "make bench          benchmarks (compare runs with benchstat)"
 	@echo "make bench-start    process start: the built binary on one application vs a no-op kyaml function"
@@ -78,6 +81,27 @@ fuzz:
 	go test -run='^$$' -fuzz='^FuzzWriteWrapped$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
 
 test: build tools fmt-check vet lint unit fuzz
+
+# The packages whose tests link neither internal/testcluster (the control plane) nor run the
+# examples (kustomize, kpt): read from the test binaries' dependencies, so a package that starts
+# needing a cluster leaves the list by itself. There is no -short mode (a test never skips; a
+# missing tool is a failure), so fn's one test of the kustomize and kpt CLIs is left out by name.
+CHECK_SKIP := ^TestValidateModeInKustomizeAndKpt$$
+check: build fmt-check vet
+	go test -count=1 -skip '$(CHECK_SKIP)' $$(go list -test -f '{{.ImportPath}} {{join .Deps " "}}' ./... | \
+	  awk '$$1 ~ /\.test$$/ { c = 0; for (i = 2; i <= NF; i++) if ($$i == "github.com/sparkui/sparkui/internal/testcluster") c = 1; if (!c) print substr($$1, 1, length($$1) - 5) }')
+
+generate:
+	go generate ./...
+
+# docs/rules.md, then every golden the repository has, each rewritten by its own test's switch.
+# The examples' expected.yaml and pre-merge-ci text/SARIF come from the built binary and the
+# kustomize and kpt CLIs (make kustomize; kpt on PATH).
+update-golden: kustomize generate
+	UPDATE_GOLDEN=1 go test -count=1 -run '^TestGolden$$' ./fn
+	UPDATE_GOLDEN=1 go test -count=1 -run '^TestRuleFixtures$$' ./validate
+	UPDATE_GOLDEN=1 go test -count=1 ./validate/report
+	go test -count=1 -run '^TestExamples$$' ./examples -update
 
 BENCHSTAT := $(CACHE)/bin/benchstat
 $(BENCHSTAT):
