@@ -202,7 +202,7 @@ func (a *app) createService(t testing.TB, appID string) {
 		}, Annotations: a.svcAnn},
 		Spec: corev1.ServiceSpec{
 			Type: cmp.Or(a.svcType, corev1.ServiceTypeClusterIP),
-			// No targetPort: the function declares no field the runtime writes (issue 9 A);
+			// No targetPort: the function declares no field the runtime writes (docs/gitops.md);
 			// the API server defaults it to the port.
 			Ports: []corev1.ServicePort{{Name: a.portName(), Protocol: corev1.ProtocolTCP, Port: 4040}},
 		},

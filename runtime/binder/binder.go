@@ -135,7 +135,7 @@ func (t Target) BindPatch(port int) []byte {
 // replacement Pod, the next run of a schedule) replaces it with that Pod's. The selector cannot
 // tell them apart (both Pods carry the same spark-app-selector), and an annotation would need
 // metadata.annotations to exist; ownerReferences is written whole by every bind and declared by
-// no manifest (issue 9 A), so a re-apply keeps it. Without a Pod UID there is no guard.
+// no manifest (docs/gitops.md), so a re-apply keeps it. Without a Pod UID there is no guard.
 //
 // With NoOwner there is no ownerReference: the guard is the label sparkui.dev/bound-pod, which
 // every bind sets to its Pod's UID. Testing the selector instead would not do: a replacement
