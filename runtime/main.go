@@ -103,7 +103,7 @@ func run(args []string, stderr io.Writer) int {
 		// must not exit while the driver runs, and never with a code > 0.
 		return idle(ctx, bad.log, bad.terminationLog, bad.reason)
 	}
-	cfg, log := s.cfg, s.log
+	cfg, log := s.cfg.Config(), s.log
 	log.Info("sparkui-runtime starting", "version", version.Version, "service", cfg.PodNamespace+"/"+cfg.Service, "app_id", cfg.AppID,
 		"guard_label", cfg.GuardLabel, "selector", cfg.PodSelector, "owner_reference", !cfg.NoOwnerReference,
 		"pod", cfg.PodName, "ui_port", cfg.UIPort, "max_retries", cfg.MaxRetries, "tls", cfg.TLS, "ssl_ui_port", cfg.SSLPort,
@@ -115,7 +115,7 @@ func run(args []string, stderr io.Writer) int {
 		return idle(ctx, log, cfg.TerminationLog, "no API server configuration: "+err.Error())
 	}
 	restCfg.UserAgent = "sparkui-runtime/" + version.Version
-	a, err := agent.New(cfg, restCfg, log)
+	a, err := agent.New(s.cfg, restCfg, log)
 	if err != nil {
 		return idle(ctx, log, cfg.TerminationLog, err.Error())
 	}

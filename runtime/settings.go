@@ -87,7 +87,7 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 // runSettings is run's whole configuration: the command line, then $SPARKUI_<FLAG>, then the
 // downward API's environment, validated.
 type runSettings struct {
-	cfg             agent.Config
+	cfg             agent.Checked
 	log             *slog.Logger
 	kubeconfig      string
 	install         string
@@ -142,14 +142,14 @@ func loadRun(args []string, stderr io.Writer) (*runSettings, error) {
 	cfg.Getenv = os.Getenv
 	// The flag's default is 100ms, so a 0 here was asked for: Validate would take it for
 	// "the default" and the log would say 0s.
-	err = agent.CheckPoll(cfg.Poll)
-	if err == nil {
-		err = cfg.Validate()
+	if err := agent.CheckPoll(cfg.Poll); err != nil {
+		return nil, bad(log, "invalid configuration: "+err.Error())
 	}
+	checked, err := cfg.Check()
 	if err != nil {
 		return nil, bad(log, "invalid configuration: "+err.Error())
 	}
-	return &runSettings{cfg: cfg, log: log, kubeconfig: f.kubeconfig, install: f.install, shutdownTimeout: f.shutdownTimeout}, nil
+	return &runSettings{cfg: checked, log: log, kubeconfig: f.kubeconfig, install: f.install, shutdownTimeout: f.shutdownTimeout}, nil
 }
 
 // loadingRules reads --kubeconfig, else $KUBECONFIG, else ~/.kube/config.

@@ -292,7 +292,11 @@ func start(t testing.TB, a *app, cfg agent.Config) *running {
 	t.Helper()
 	logs := &logBuf{t: t}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ag, err := agent.New(cfg, a.user, log)
+	checked, err := cfg.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag, err := agent.New(checked, a.user, log)
 	if err != nil {
 		t.Fatal(err)
 	}
