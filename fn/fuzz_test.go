@@ -30,12 +30,12 @@ func FuzzFunction(f *testing.F) {
 	}
 	f.Add([]byte("apiVersion: v1\nkind: Pod\nmetadata: {labels: {spark-role: driver}}\nspec: {containers: [{ports: [{containerPort: 0}]}]}"))
 	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: {ports: 7}"))
-	// Plain streams, not-objects and duplicate keys (issue 9 G).
+	// Plain streams, not-objects and duplicate keys.
 	f.Add([]byte("apiVersion: v1\nkind: Pod\nkind: Service\nmetadata: {name: x}\n"))
 	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec:\n  ports:\n  - port: 80\n    port: 0\n"))
 	f.Add([]byte("hello: world\n"))
 	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations: {config.kubernetes.io/index: '7'}\n---\nb: &a {c: 1}\nd: *a\n<<: *a\n"))
-	// Wrong-shaped metadata, an alias inside itself, JSON lines (issue 13 E, F).
+	// Wrong-shaped metadata, an alias inside itself, JSON lines.
 	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: [a]\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, annotations: hello}\n"))
 	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: &a {k: [x, *a]}\n"))
 	f.Add([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}` + "\n" + `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}` + "\n"))

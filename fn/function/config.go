@@ -23,11 +23,9 @@ import (
 
 // Config is the functionConfig with defaults applied.
 type Config struct {
-	Mode        string
-	Transform   transform.Options
-	SparkConf   map[string]string
-	RBACCreate  bool
-	ExternalURI string
+	Mode      string
+	Transform transform.Options
+	SparkConf map[string]string
 	// authBoth: both credentials were set (an error checkAuth reports).
 	authBoth bool
 	// KubeflowRoute is spec.kubeflow.route: "template" (default) or "webhook".

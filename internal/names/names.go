@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Labels and annotations (pinned in the design contract).
+// Labels and annotations (stable: docs/external-uri.md, docs/operators.md).
 const (
 	LabelManagedBy   = "app.kubernetes.io/managed-by"
 	ManagedByValue   = "sparkui"

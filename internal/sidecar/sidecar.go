@@ -65,7 +65,7 @@ const (
 	// for a workload's Pod the label is usually absent and the value is ""), and sets
 	// GuardLabel. An empty id matches no application: identity then rests on the Pod network
 	// (every live UI in the Pod's network namespace is this Pod's) or, under hostNetwork, on the
-	// UI's spark.kubernetes.driver.pod.name being POD_NAME (design §5.1).
+	// UI's spark.kubernetes.driver.pod.name being POD_NAME (docs/runtime.md).
 	EnvAppID = "SPARKUI_APP_ID"
 	// AppIDFieldPath is the downward-API fieldRef.fieldPath of EnvAppID: the driver Pod's
 	// spark-app-selector label (Spark's KubernetesDriverConf labels the driver Pod with it;

@@ -67,11 +67,8 @@ type Agent struct {
 }
 
 // New prepares an agent; restCfg is the API server's configuration.
-func New(cfg Config, restCfg *rest.Config, log *slog.Logger) (*Agent, error) {
-	cfg.defaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
+func New(checked Checked, restCfg *rest.Config, log *slog.Logger) (*Agent, error) {
+	cfg := checked.c
 	table, err := discover.Open(cfg.Sockets, cfg.ProcRoot)
 	if err != nil {
 		return nil, err

@@ -202,7 +202,7 @@ func (a *app) createService(t testing.TB, appID string) {
 		}, Annotations: a.svcAnn},
 		Spec: corev1.ServiceSpec{
 			Type: cmp.Or(a.svcType, corev1.ServiceTypeClusterIP),
-			// No targetPort: the function declares no field the runtime writes (issue 9 A);
+			// No targetPort: the function declares no field the runtime writes (docs/gitops.md);
 			// the API server defaults it to the port.
 			Ports: []corev1.ServicePort{{Name: a.portName(), Protocol: corev1.ProtocolTCP, Port: 4040}},
 		},
@@ -292,7 +292,11 @@ func start(t testing.TB, a *app, cfg agent.Config) *running {
 	t.Helper()
 	logs := &logBuf{t: t}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ag, err := agent.New(cfg, a.user, log)
+	checked, err := cfg.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag, err := agent.New(checked, a.user, log)
 	if err != nil {
 		t.Fatal(err)
 	}

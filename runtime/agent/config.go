@@ -102,6 +102,22 @@ func (c *Config) selector() (map[string]string, error) {
 	return binder.DefaultSelector(c.AppID), nil
 }
 
+// Checked is a Config with its defaults applied and validated: what New runs with, so a
+// configuration is checked once, where it is read.
+type Checked struct{ c Config }
+
+// Check applies the defaults and validates the result.
+func (c Config) Check() (Checked, error) {
+	c.defaults()
+	if err := c.Validate(); err != nil {
+		return Checked{}, err
+	}
+	return Checked{c}, nil
+}
+
+// Config is the configuration as checked, defaults applied.
+func (k Checked) Config() Config { return k.c }
+
 // Validate reports a configuration the runtime cannot work with.
 func (c *Config) Validate() error {
 	var errs []string

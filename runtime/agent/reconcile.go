@@ -7,151 +7,190 @@ import (
 	"log/slog"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/runtime/binder"
 )
 
+// retrying is the reconcile loop's memory of failed writes: the backoffs running, the
+// current 404 streak and the last failure logged (a repeated one is logged every WaitLog).
+type retrying struct {
+	transient, fatal wait.Backoff
+	notFound         time.Time // first 404 of the current streak
+	lastMsg          string
+	lastLogged       time.Time
+}
+
+func (a *Agent) newRetrying() retrying {
+	return retrying{transient: a.cfg.Backoff, fatal: a.cfg.FatalBackoff}
+}
+
+// wanted is one consistent read of what is wanted and what was last acknowledged.
+type wanted struct {
+	want, have   desire
+	gen, haveGen uint64
+	unknown      bool
+}
+
+func (a *Agent) snapshot() wanted {
+	select { // a kick from before this read is already accounted for
+	case <-a.kick:
+	default:
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return wanted{want: a.want, have: a.have, gen: a.wantGen, haveGen: a.haveGen, unknown: a.unknown}
+}
+
 // reconcile makes the Service match want.
 func (a *Agent) reconcile(ctx context.Context) {
-	transient, fatalB := a.cfg.Backoff, a.cfg.FatalBackoff
-	var (
-		lastMsg    string
-		lastLogged time.Time
-		notFound   time.Time // first 404 of the current streak
-		pub        publishing
-	)
+	retry := a.newRetrying()
+	var pub publishing
 	for {
-		select { // a kick from before this read is already accounted for
-		case <-a.kick:
-		default:
-		}
-		a.mu.Lock()
-		want, gen, have, haveGen, unknown := a.want, a.wantGen, a.have, a.haveGen, a.unknown
-		a.mu.Unlock()
-		if gen != 0 && haveGen == gen && have.bound && a.uri != nil && (pub.gen != gen || !pub.finished) {
+		w := a.snapshot()
+		if w.gen != 0 && w.haveGen == w.gen && w.have.bound && a.uri != nil && (pub.gen != w.gen || !pub.finished) {
 			// Bound, and the external URI of this binding not published yet.
-			if pub.gen != gen {
-				pub = publishing{gen: gen, poll: a.cfg.URIPoll, backoff: a.cfg.Backoff}
-			}
-			delay, finished := a.publishStep(ctx, &pub)
-			if finished {
-				pub.finished = true
-				continue
-			}
-			if !a.sleepOrKick(ctx, delay) {
+			if !a.publish(ctx, &pub, w.gen) {
 				return
 			}
 			continue
 		}
-		if gen == 0 || haveGen == gen {
+		if w.gen == 0 || w.haveGen == w.gen {
 			if !a.sleepOrKick(ctx, forever) {
 				return
 			}
 			continue
 		}
-		if want.same(have) && !unknown {
-			a.applied(want, gen) // already so: nothing to write
+		if w.want.same(w.have) && !w.unknown {
+			a.applied(w.want, w.gen) // already so: nothing to write
 			continue
 		}
-		opCtx, cancel := context.WithTimeout(ctx, a.cfg.RequestTimeout)
-		a.mu.Lock()
-		if a.wantGen != gen { // changed meanwhile
-			a.mu.Unlock()
-			cancel()
-			continue
-		}
-		a.cancelOp = cancel
-		a.mu.Unlock()
 		start := time.Now()
-		var (
-			err     error
-			outcome binder.Withdrawal
-		)
-		if want.bound {
-			err = a.client.Bind(opCtx, want.port)
-		} else {
-			outcome, err = a.client.Withdraw(opCtx)
-		}
-		a.mu.Lock()
-		a.cancelOp = nil
-		superseded := a.wantGen != gen
-		if err != nil {
-			// A failed or cancelled write may still have been applied: whatever is wanted
-			// next must be written, even if it equals what was last acknowledged.
-			a.unknown = true
-		}
-		a.mu.Unlock()
-		cancel()
-		if err == nil {
-			transient, fatalB = a.cfg.Backoff, a.cfg.FatalBackoff
-			notFound, lastMsg = time.Time{}, ""
-			took := time.Since(start).Round(time.Millisecond)
-			switch {
-			case want.bound:
-				a.log.Info("UI Service bound", "service", a.cfg.Service, "port", want.port, "selector", a.cfg.Selector,
-					"reason", want.reason, "took", took)
-			case outcome == binder.NotHeld:
-				// Nothing of this Pod's is routed: done, and the Service is left to whoever holds it.
-				a.log.Info("UI Service not withdrawn: this Pod does not hold the binding (bound by a later Pod of the application, never bound by this one, or not this application's); left alone",
-					"service", a.cfg.Service, "reason", want.reason, "took", took)
-			case outcome == binder.Gone:
-				a.log.Info("UI Service already gone: nothing to withdraw", "service", a.cfg.Service, "reason", want.reason, "took", took)
-			default:
-				a.log.Info("UI Service withdrawn", "service", a.cfg.Service, "selector", names.WithdrawnSelectorKey+"="+a.cfg.PodUID,
-					"reason", want.reason, "took", took)
-			}
-			a.writeState(want)
-			if outcome != binder.NotHeld {
-				a.clearFatal()
-			}
-			a.applied(want, gen)
+		outcome, attempted, superseded, err := a.write(ctx, w.want, w.gen)
+		switch {
+		case !attempted:
+			continue // changed meanwhile
+		case err == nil:
+			retry = a.newRetrying()
+			a.written(w.want, w.gen, outcome, time.Since(start).Round(time.Millisecond))
 			continue
-		}
-		if ctx.Err() != nil {
+		case ctx.Err() != nil:
 			return
-		}
-		if superseded {
+		case superseded:
 			continue // what is wanted changed: write the new state at once
 		}
-		var f *binder.Failure
-		if !errors.As(err, &f) {
-			f = &binder.Failure{Kind: binder.Transient, Message: err.Error(), Err: err}
-		}
-		var delay time.Duration
-		msg := f.Message
-		level := slog.LevelError
-		switch f.Kind {
-		case binder.Transient:
-			delay = transient.Step()
-			level = slog.LevelWarn
-		case binder.NotFound:
-			if notFound.IsZero() {
-				notFound = time.Now()
-			}
-			if waited := time.Since(notFound); waited < a.cfg.ServiceWait {
-				delay = transient.Step()
-				msg += fmt.Sprintf(" (retrying for up to %s)", a.cfg.ServiceWait)
-				level = slog.LevelWarn
-			} else {
-				delay = fatalB.Step()
-				msg += fmt.Sprintf(" (still missing after %s; retrying)", waited.Round(time.Second))
-				a.fatal(msg)
-			}
-		default:
-			delay = fatalB.Step()
-			a.fatal(msg)
-		}
-		a.setErr(msg)
-		if msg != lastMsg || time.Since(lastLogged) >= a.cfg.WaitLog {
-			a.log.Log(ctx, level, "API request failed", "kind", f.Kind.String(), "err", msg, "retry_in", delay.Round(time.Millisecond))
-			lastMsg, lastLogged = msg, time.Now()
-		} else {
-			a.log.Debug("API request failed", "kind", f.Kind.String(), "retry_in", delay.Round(time.Millisecond))
-		}
-		if !a.sleepOrKick(ctx, delay) {
+		if !a.sleepOrKick(ctx, a.failed(ctx, &retry, err)) {
 			return
 		}
 	}
+}
+
+// publish takes one step of publishing binding gen's external URI and waits as that step
+// asks; false when ctx ended.
+func (a *Agent) publish(ctx context.Context, pub *publishing, gen uint64) bool {
+	if pub.gen != gen {
+		*pub = publishing{gen: gen, poll: a.cfg.URIPoll, backoff: a.cfg.Backoff}
+	}
+	delay, finished := a.publishStep(ctx, pub)
+	if finished {
+		pub.finished = true
+		return true
+	}
+	return a.sleepOrKick(ctx, delay)
+}
+
+// write binds or withdraws the Service as want says, cancellable by the next change of want.
+// attempted is false when want changed before the request started; superseded when it
+// changed while the request ran.
+func (a *Agent) write(ctx context.Context, want desire, gen uint64) (outcome binder.Withdrawal, attempted, superseded bool, err error) {
+	opCtx, cancel := context.WithTimeout(ctx, a.cfg.RequestTimeout)
+	defer cancel()
+	a.mu.Lock()
+	if a.wantGen != gen { // changed meanwhile
+		a.mu.Unlock()
+		return outcome, false, false, nil
+	}
+	a.cancelOp = cancel
+	a.mu.Unlock()
+	if want.bound {
+		err = a.client.Bind(opCtx, want.port)
+	} else {
+		outcome, err = a.client.Withdraw(opCtx)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.cancelOp = nil
+	if err != nil {
+		// A failed or cancelled write may still have been applied: whatever is wanted
+		// next must be written, even if it equals what was last acknowledged.
+		a.unknown = true
+	}
+	return outcome, true, a.wantGen != gen, err
+}
+
+// written logs an acknowledged write, records it and marks it applied.
+func (a *Agent) written(want desire, gen uint64, outcome binder.Withdrawal, took time.Duration) {
+	switch {
+	case want.bound:
+		a.log.Info("UI Service bound", "service", a.cfg.Service, "port", want.port, "selector", a.cfg.Selector,
+			"reason", want.reason, "took", took)
+	case outcome == binder.NotHeld:
+		// Nothing of this Pod's is routed: done, and the Service is left to whoever holds it.
+		a.log.Info("UI Service not withdrawn: this Pod does not hold the binding (bound by a later Pod of the application, never bound by this one, or not this application's); left alone",
+			"service", a.cfg.Service, "reason", want.reason, "took", took)
+	case outcome == binder.Gone:
+		a.log.Info("UI Service already gone: nothing to withdraw", "service", a.cfg.Service, "reason", want.reason, "took", took)
+	default:
+		a.log.Info("UI Service withdrawn", "service", a.cfg.Service, "selector", names.WithdrawnSelectorKey+"="+a.cfg.PodUID,
+			"reason", want.reason, "took", took)
+	}
+	a.writeState(want)
+	if outcome != binder.NotHeld {
+		a.clearFatal()
+	}
+	a.applied(want, gen)
+}
+
+// failed classifies a failed write, reports it (fatal ones in the status and the termination
+// log) and returns how long to wait before the next attempt.
+func (a *Agent) failed(ctx context.Context, r *retrying, err error) time.Duration {
+	var f *binder.Failure
+	if !errors.As(err, &f) {
+		f = &binder.Failure{Kind: binder.Transient, Message: err.Error(), Err: err}
+	}
+	var delay time.Duration
+	msg := f.Message
+	level := slog.LevelError
+	switch f.Kind {
+	case binder.Transient:
+		delay = r.transient.Step()
+		level = slog.LevelWarn
+	case binder.NotFound:
+		if r.notFound.IsZero() {
+			r.notFound = time.Now()
+		}
+		if waited := time.Since(r.notFound); waited < a.cfg.ServiceWait {
+			delay = r.transient.Step()
+			msg += fmt.Sprintf(" (retrying for up to %s)", a.cfg.ServiceWait)
+			level = slog.LevelWarn
+		} else {
+			delay = r.fatal.Step()
+			msg += fmt.Sprintf(" (still missing after %s; retrying)", waited.Round(time.Second))
+			a.fatal(msg)
+		}
+	default:
+		delay = r.fatal.Step()
+		a.fatal(msg)
+	}
+	a.setErr(msg)
+	if msg != r.lastMsg || time.Since(r.lastLogged) >= a.cfg.WaitLog {
+		a.log.Log(ctx, level, "API request failed", "kind", f.Kind.String(), "err", msg, "retry_in", delay.Round(time.Millisecond))
+		r.lastMsg, r.lastLogged = msg, time.Now()
+	} else {
+		a.log.Debug("API request failed", "kind", f.Kind.String(), "retry_in", delay.Round(time.Millisecond))
+	}
+	return delay
 }
 
 // forever is a sleepOrKick delay that only a kick or the end of ctx interrupts.

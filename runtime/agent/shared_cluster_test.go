@@ -21,7 +21,7 @@ import (
 )
 
 // A Service shared by the runs of one carrier, as sparkui-fn emits it for a
-// ScheduledSparkApplication "nightly" (design §2 Names): <name>-sparkui-ui-svc, labelled
+// ScheduledSparkApplication "nightly" (docs/operators.md, Names and identity): <name>-sparkui-ui-svc, labelled
 // sparkui.dev/application=<name> and no spark-app-selector (the id of a run is not known when
 // the manifests are built; kubeflow's is random per run).
 const (

@@ -135,7 +135,7 @@ func (t Target) BindPatch(port int) []byte {
 // replacement Pod, the next run of a schedule) replaces it with that Pod's. The selector cannot
 // tell them apart (both Pods carry the same spark-app-selector), and an annotation would need
 // metadata.annotations to exist; ownerReferences is written whole by every bind and declared by
-// no manifest (issue 9 A), so a re-apply keeps it. Without a Pod UID there is no guard.
+// no manifest (docs/gitops.md), so a re-apply keeps it. Without a Pod UID there is no guard.
 //
 // With NoOwner there is no ownerReference: the guard is the label sparkui.dev/bound-pod, which
 // every bind sets to its Pod's UID. Testing the selector instead would not do: a replacement
@@ -242,9 +242,6 @@ func NewClient(cfg *rest.Config, t Target) (*Client, error) {
 	return &Client{rc: rc, t: t}, nil
 }
 
-// Target is what the client writes.
-func (c *Client) Target() Target { return c.t }
-
 // patch sends body and remembers the Service the API server answered with. A failure other
 // than a refused patch (which changed nothing) leaves the Service's state unknown.
 func (c *Client) patch(ctx context.Context, body []byte) error {
@@ -282,13 +279,6 @@ func (c *Client) View() *externaluri.Service {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.view
-}
-
-// Forget makes the Service's state unknown.
-func (c *Client) Forget() {
-	c.mu.Lock()
-	c.view = nil
-	c.mu.Unlock()
 }
 
 // Get reads the Service (used only to poll a load balancer's ingress, and by wait-uri).

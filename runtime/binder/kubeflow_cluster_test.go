@@ -79,7 +79,7 @@ func (k kubeflowTakeover) apply(ctx context.Context, t *testing.T, cs kubernetes
 
 func ptr[T any](v T) *T { return &v }
 
-// TestRefusesServiceKubeflowTookOver (issue 13 D): sparkui's UI Service of SparkApplication
+// TestRefusesServiceKubeflowTookOver: sparkui's UI Service of SparkApplication
 // foo is foo-sparkui-ui-svc (pinned), which is also the kubeflow operator's UI Service of a
 // SparkApplication foo-sparkui. After the operator has written it its way, the runtime's
 // bind and withdrawal are refused by their guards, with a message saying whose the Service

@@ -1,6 +1,6 @@
 package blackbox
 
-// carriers_test.go: the runtime end to end per carrier kind (issue 10 item 6). For each
+// carriers_test.go: the runtime end to end per carrier kind. For each
 // carrier the built sparkui-fn renders testdata/carrier-*/input.yaml; the UI Service, Role,
 // RoleBinding (and the ServiceAccount) it emits are applied; the driver Pod is built from the
 // REWRITTEN resource the way its operator or controller builds it (the builders below, after

@@ -3,7 +3,7 @@ package blackbox
 // credential_test.go: a UI behind Spark's JWSFilter (spark.ui.filters) with the runtime's
 // credential configured in the functionConfig (spec.runtime.auth.bearerTokenSecret): the
 // function wires a Secret volume and --auth-bearer-file; the runtime binds with it and never
-// without it (issue 9 D).
+// without it (docs/configuration.md, runtime.auth).
 
 import (
 	"fmt"

@@ -20,7 +20,7 @@ import (
 // driver.initContainers (testdata/crds-kubeflow-chart-1.3.1/SOURCE).
 var oldCRDs = testcluster.Options{CRDDirectoryPaths: []string{"../../testdata/crds-kubeflow-chart-1.3.1"}}
 
-// TestKubeflowWebhookOldCRDRefused (issue 13 B): on a kubeflow install whose CRD predates
+// TestKubeflowWebhookOldCRDRefused: on a kubeflow install whose CRD predates
 // restartPolicy under driver.initContainers (charts up to 1.3.1), the function's webhook-route
 // SparkApplication is stored without the runtime's restartPolicy (the API server prunes what
 // the schema does not know) and the operator's webhook adds the runtime to the driver Pod as

@@ -3,7 +3,7 @@
 // runs with exactly the args of the sidecar the function emitted, as the driver's
 // ServiceAccount under the Role the function emitted.
 //
-// reapply_test.go: field ownership between a pipeline and the runtime (issue 9 A, issue 13 A):
+// reapply_test.go: field ownership between a pipeline and the runtime (docs/gitops.md):
 // the function's output is applied to a real kube-apiserver and kube-controller-manager, the
 // built sparkui-runtime binds the UI Service as the driver's ServiceAccount under the Role the
 // function emits, with the args of the sidecar the function emits, and the SAME output is then
@@ -127,7 +127,7 @@ type rendered struct {
 func renderList(t *testing.T, in string) rendered { return renderListExit(t, in, false) }
 
 // renderListExit is renderList; with errorsAllowed an exit status 1 (an error result, the
-// items still written, design §2) is accepted, for inputs the tests deploy despite a finding.
+// items still written: README.md, On its own) is accepted, for inputs the tests deploy despite a finding.
 func renderListExit(t *testing.T, in string, errorsAllowed bool) rendered {
 	t.Helper()
 	cmd := exec.Command(fnBin)

@@ -26,7 +26,6 @@ type WithdrawFunc func(ctx context.Context) error
 // Server answers withdrawal requests on a unix socket.
 type Server struct {
 	ln       net.Listener
-	path     string
 	withdraw WithdrawFunc
 	wg       sync.WaitGroup
 	mu       sync.Mutex
@@ -55,14 +54,11 @@ func Listen(path string, withdraw WithdrawFunc) (*Server, error) {
 		_ = ln.Close()
 		return nil, err
 	}
-	s := &Server{ln: ln, path: path, withdraw: withdraw, conns: map[net.Conn]struct{}{}}
+	s := &Server{ln: ln, withdraw: withdraw, conns: map[net.Conn]struct{}{}}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
 }
-
-// Path is the socket's path.
-func (s *Server) Path() string { return s.path }
 
 func (s *Server) accept() {
 	defer s.wg.Done()

@@ -103,16 +103,15 @@ type Options struct {
 
 // Server is a running stand-in UI.
 type Server struct {
-	opts     Options
-	redact   *regexp.Regexp
-	srv      *httptest.Server
-	state    atomic.Int32
-	requests atomic.Int64
-	mu       sync.Mutex
-	byAgent  map[string]int64
-	Port     int
-	Addr     string // host:port it listens on
-	once     sync.Once
+	opts    Options
+	redact  *regexp.Regexp
+	srv     *httptest.Server
+	state   atomic.Int32
+	mu      sync.Mutex
+	byAgent map[string]int64
+	Port    int
+	Addr    string // host:port it listens on
+	once    sync.Once
 }
 
 // Start listens and serves.
@@ -151,9 +150,6 @@ func Start(opts Options) (*Server, error) {
 // Set changes what the UI answers.
 func (s *Server) Set(st State) { s.state.Store(int32(st)) }
 
-// Requests is the number of HTTP requests served so far.
-func (s *Server) Requests() int64 { return s.requests.Load() }
-
 // RequestsFrom is the number of requests whose User-Agent contains agent (the runtime names
 // its driver Pod there: tests running side by side can tell their probes apart).
 func (s *Server) RequestsFrom(agent string) int64 {
@@ -180,7 +176,6 @@ const jetty404 = "<html>\n<head>\n<meta http-equiv=\"Content-Type\" content=\"te
 	"<title>Error 404 Not Found</title>\n</head>\n<body><h2>HTTP ERROR 404 Not Found</h2>\n</body>\n</html>\n"
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	s.requests.Add(1)
 	s.mu.Lock()
 	if s.byAgent == nil {
 		s.byAgent = map[string]int64{}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/runtime/agent"
+)
+
+type runFlags struct {
+	cfg             agent.Config
+	logFormat       string
+	logLevel        string
+	kubeconfig      string
+	install         string
+	shutdownTimeout time.Duration
+	version         bool
+}
+
+func newRunFlags(fs *flag.FlagSet) *runFlags {
+	f := &runFlags{}
+	c := &f.cfg
+	c.Config.Flags(fs)
+	fs.DurationVar(&c.Poll, "poll-interval", 100*time.Millisecond, "how often the UI's socket is checked (no HTTP request while it keeps listening)")
+	fs.DurationVar(&c.ProbeTimeout, "probe-timeout", time.Second, "timeout of one request to a candidate UI's REST API")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", 5*time.Second, "timeout of one API server request")
+	fs.DurationVar(&c.ServiceWait, "service-wait", 2*time.Minute, "how long a missing UI Service (404) is retried before it is reported as fatal (retries go on, slower)")
+	fs.DurationVar(&c.WaitLog, "wait-log-interval", 30*time.Second, "how often \"still waiting\" and repeated failures are logged")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long to wait for the withdrawal's acknowledgement")
+	fs.StringVar(&c.Socket, "socket", sidecar.SocketPath, "unix socket for withdrawal requests (\"\" = none)")
+	fs.StringVar(&f.install, "install", sidecar.BinaryPath, "copy this binary there for the preStop hook (\"\" = don't)")
+	fs.StringVar(&c.StateFile, "state-file", sidecar.StatePath, "remembers the bound port across container restarts (\"\" = none)")
+	fs.StringVar(&c.TerminationLog, "termination-log", "/dev/termination-log", "file for the last fatal reason (\"\" = none)")
+	fs.StringVar(&c.ProcRoot, "proc", "/proc", "procfs mount point (for --sockets=proc)")
+	fs.StringVar(&c.Sockets, "sockets", "auto", "how listening sockets are read: netlink (sock_diag), proc (/proc/net/tcp*), or auto (netlink when available)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, else the in-cluster configuration)")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	return f
+}
+
+// envDefaults sets every flag not given on the command line from SPARKUI_<FLAG>.
+func envDefaults(fs *flag.FlagSet) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] {
+			return
+		}
+		env := "SPARKUI_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("$%s: %w", env, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format: %q is neither text nor json", format)
+}
+
+// runSettings is run's whole configuration: the command line, then $SPARKUI_<FLAG>, then the
+// downward API's environment, validated.
+type runSettings struct {
+	cfg             agent.Checked
+	log             *slog.Logger
+	kubeconfig      string
+	install         string
+	shutdownTimeout time.Duration
+}
+
+// errVersion asks run to print the version and exit.
+var errVersion = errors.New("--version")
+
+// badSettings is why run cannot work, told with the logger and termination log known so far.
+type badSettings struct {
+	log            *slog.Logger
+	terminationLog string
+	reason         string
+}
+
+func (b *badSettings) Error() string { return b.reason }
+
+// loadRun is the one place run's settings are read and validated. Its error is flag.ErrHelp,
+// errVersion or a *badSettings.
+func loadRun(args []string, stderr io.Writer) (*runSettings, error) {
+	fs := flag.NewFlagSet("sparkui-runtime run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := newRunFlags(fs)
+	fallback := slog.New(slog.NewTextHandler(stderr, nil))
+	bad := func(log *slog.Logger, reason string) error {
+		return &badSettings{log: log, terminationLog: f.cfg.TerminationLog, reason: reason}
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, bad(fallback, "invalid arguments: "+err.Error())
+	}
+	if f.version {
+		return nil, errVersion
+	}
+	if fs.NArg() > 0 {
+		return nil, bad(fallback, fmt.Sprintf("invalid arguments: unexpected argument %q", fs.Arg(0)))
+	}
+	if err := envDefaults(fs); err != nil {
+		return nil, bad(fallback, "invalid environment: "+err.Error())
+	}
+	log, err := newLogger(stderr, f.logFormat, f.logLevel)
+	if err != nil {
+		return nil, bad(fallback, "invalid arguments: "+err.Error())
+	}
+	cfg := f.cfg
+	cfg.PodName = os.Getenv(sidecar.EnvPodName)
+	cfg.PodNamespace = os.Getenv(sidecar.EnvPodNamespace)
+	cfg.PodUID = os.Getenv(sidecar.EnvPodUID)
+	cfg.Getenv = os.Getenv
+	// The flag's default is 100ms, so a 0 here was asked for: Validate would take it for
+	// "the default" and the log would say 0s.
+	if err := agent.CheckPoll(cfg.Poll); err != nil {
+		return nil, bad(log, "invalid configuration: "+err.Error())
+	}
+	checked, err := cfg.Check()
+	if err != nil {
+		return nil, bad(log, "invalid configuration: "+err.Error())
+	}
+	return &runSettings{cfg: checked, log: log, kubeconfig: f.kubeconfig, install: f.install, shutdownTimeout: f.shutdownTimeout}, nil
+}
+
+// loadingRules reads --kubeconfig, else $KUBECONFIG, else ~/.kube/config.
+func loadingRules(kubeconfig string) *clientcmd.ClientConfigLoadingRules {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	return rules
+}
+
+// restConfig: --kubeconfig, else $KUBECONFIG (like kubectl), else the in-cluster
+// configuration (whose token file client-go re-reads), else ~/.kube/config.
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
+		cfg, err := rest.InClusterConfig()
+		if err == nil {
+			return cfg, nil
+		}
+		if !errors.Is(err, rest.ErrNotInCluster) {
+			return nil, err
+		}
+	}
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loadingRules(kubeconfig), &clientcmd.ConfigOverrides{}).ClientConfig()
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/sparkui/sparkui/internal/version"
+	"github.com/sparkui/sparkui/runtime/binder"
+	"github.com/sparkui/sparkui/runtime/externaluri"
+)
+
+// WaitURICommand is the client command that prints the published external URI.
+const WaitURICommand = "wait-uri"
+
+// waitURIBackoff spaces the reads of the Service: 200 ms doubling to 5 s, jittered.
+var waitURIBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 1 << 30, Cap: 5 * time.Second}
+
+// waitURISettings is wait-uri's command line, validated.
+type waitURISettings struct {
+	namespace, service, kubeconfig string
+	timeout, requestTimeout        time.Duration
+}
+
+// where names the Service in messages.
+func (s *waitURISettings) where() string {
+	return fmt.Sprintf("Service %s/%s", s.namespace, s.service)
+}
+
+// waitURI waits until the UI Service carries the resolved external URI while bound and prints
+// it on stdout. It reads the Service with GET (capped exponential backoff with jitter: 200 ms
+// doubling to 5 s), so it needs only `get` on that Service.
+func waitURI(args []string, stdout, stderr io.Writer) int {
+	s, code, ok := parseWaitURI(args, stderr)
+	if !ok {
+		return code
+	}
+	c, err := s.client()
+	if err != nil {
+		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %v\n", err)
+		return exitFailed
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	uri, denied, err := s.wait(ctx, c)
+	if err == nil {
+		fmt.Fprintln(stdout, uri)
+		return exitOK
+	}
+	return s.failed(stderr, denied, err)
+}
+
+// parseWaitURI reads wait-uri's flags; when not ok, code is the exit code.
+func parseWaitURI(args []string, stderr io.Writer) (s waitURISettings, code int, ok bool) {
+	fs := flag.NewFlagSet("sparkui-runtime wait-uri", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&s.namespace, "namespace", "", "the UI Service's namespace (default: the kubeconfig context's)")
+	fs.StringVar(&s.service, "service", "", "the UI Service (required)")
+	fs.DurationVar(&s.timeout, "timeout", 5*time.Minute, "give up (exit 1) after this long")
+	fs.DurationVar(&s.requestTimeout, "request-timeout", 10*time.Second, "timeout of one API server request")
+	fs.StringVar(&s.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, else the in-cluster configuration, else ~/.kube/config)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return s, exitOK, false
+		}
+		return s, exitUsage, false
+	}
+	if fs.NArg() > 0 || s.service == "" || s.timeout <= 0 {
+		fmt.Fprintln(stderr, "sparkui-runtime wait-uri: takes --service (required), --namespace, a positive --timeout, --request-timeout and --kubeconfig")
+		return s, exitUsage, false
+	}
+	if s.namespace == "" {
+		s.namespace = contextNamespace(s.kubeconfig)
+	}
+	return s, exitOK, true
+}
+
+// contextNamespace is the kubeconfig context's namespace, like kubectl's default.
+func contextNamespace(kubeconfig string) string {
+	n, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loadingRules(kubeconfig), &clientcmd.ConfigOverrides{}).Namespace()
+	if err != nil || n == "" {
+		return "default"
+	}
+	return n
+}
+
+func (s *waitURISettings) client() (*binder.Client, error) {
+	restCfg, err := restConfig(s.kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("no API server configuration: %w", err)
+	}
+	restCfg.UserAgent = "sparkui-runtime-wait-uri/" + version.Version
+	restCfg.Timeout = s.requestTimeout
+	return binder.NewClient(restCfg, binder.Target{Namespace: s.namespace, Service: s.service})
+}
+
+// wait reads the Service until it carries the external URI. A 404 is waited out (the Service
+// may not be created yet); a denial ends the wait at once and is returned as denied.
+func (s *waitURISettings) wait(ctx context.Context, c *binder.Client) (uri string, denied, err error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	get := func(ctx context.Context) (*externaluri.Service, bool, error) {
+		svc, err := c.Get(ctx)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, false, nil
+		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+			denied = err
+			cancel()
+		}
+		return svc, err == nil, err
+	}
+	uri, err = externaluri.Wait(ctx, get, waitURIBackoff)
+	return uri, denied, err
+}
+
+// failed says why no URI was printed and returns the exit code that tells it.
+func (s *waitURISettings) failed(stderr io.Writer, denied, err error) int {
+	switch {
+	case denied != nil:
+		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v (wait-uri needs get on that Service)\n", s.where(), denied)
+		return exitFailed
+	case errors.Is(err, externaluri.ErrWithdrawn):
+		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v\n", s.where(), err)
+		return exitWithdrawn
+	case errors.Is(err, externaluri.ErrDeleted):
+		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v\n", s.where(), err)
+		return exitDeleted
+	case errors.Is(err, externaluri.ErrTimeout):
+		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: no external URI after %s: %v\n", s.where(), s.timeout, err)
+		return exitFailed
+	}
+	fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v\n", s.where(), err)
+	return exitFailed
+}
