@@ -104,8 +104,17 @@ func TestWaitURI(t *testing.T) {
 	if _, err := c.Client.CoreV1().Services(ns).Patch(ctx, svc, types.JSONPatchType, []byte(`[{"op":"remove","path":"/spec/selector"}]`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Deleted only once wait-uri has seen it (an answered get in the audit log): a Service
+	// missing from the start is waited for, not reported deleted, and on a loaded machine the
+	// process can take longer to start than any fixed pause.
+	seen := auditCounts(t, ns)["get 200"]
 	waiter = startWaitURI(t, kubeconfig, svcArgs...)
-	time.Sleep(500 * time.Millisecond)
+	for deadline := time.Now().Add(15 * time.Second); auditCounts(t, ns)["get 200"] == seen; {
+		if time.Now().After(deadline) {
+			t.Fatal("wait-uri made no get on the Service within 15s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if err := c.Client.CoreV1().Services(ns).Delete(ctx, svc, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
