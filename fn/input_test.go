@@ -351,3 +351,19 @@ stdin:14: error: [SUI030] ConfigMap x: metadata.annotations is the scalar "hello
 		t.Errorf("exit %d, report (-want +got):\n%s", code, d)
 	}
 }
+
+// TestPodSpecListIsCarrierError: a spark-submit driver Pod whose spec is a list goes through
+// the one carrier detection like every carrier: an SUI030 error naming the field, the Pod
+// written back as it came, and nothing added for it (no UI Service, no RBAC).
+func TestPodSpecListIsCarrierError(t *testing.T) {
+	const pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: d-driver, namespace: ns, labels: {spark-role: driver}}\nspec: []\n"
+	var stdout, stderr bytes.Buffer
+	code := run(nil, strings.NewReader(pod), &stdout, &stderr)
+	if code != 1 || stdout.String() != pod {
+		t.Errorf("exit %d, output:\n%s", code, stdout.String())
+	}
+	const want = "sparkui-fn: [error] v1/Pod/ns/d-driver spec: [SUI030] Pod ns/d-driver: spec is a list, want a mapping; sparkui adds nothing for it\n"
+	if stderr.String() != want {
+		t.Errorf("stderr:\n%s\nwant\n%s", stderr.String(), want)
+	}
+}

@@ -9,8 +9,9 @@ package app
 // really carries them into the driver Pod. Transform and validate work on the model built
 // from it and never look at the carrier's own field layout.
 //
-// app.BuildWith builds an application from every carrier (index.go, build.go's
-// buildCarrier; spark-submit Pods keep their own path there). docs/operators.md says where
+// app.BuildWith detects every carrier with DetectCarrier and builds an application from it
+// (index.go; build.go's buildPod for a spark-submit Pod, whose conf and prefix come from other
+// objects of the input, buildCarrier for the rest). docs/operators.md says where
 // each carrier's facts come from in the operators' sources.
 
 import (

@@ -27,44 +27,24 @@ func BuildWith(items []*yaml.RNode, opts CarrierOptions) *Model {
 	m := &Model{Items: items, Services: map[string][]*yaml.RNode{}, OperatorServices: map[string]map[string]string{}}
 	ix := newIndex(m)
 	opts.ConfigMap = func(ns, name string) *yaml.RNode { return ix.configMaps[nsName{ns, name}] }
-	for _, c := range ix.carriers {
-		if c.object != nil {
-			// A Pod whose fields sparkui writes into have another shape is left as written.
-			var se *ShapeError
-			if err := c.podCarrier().CheckSlots(); errors.As(err, &se) {
-				m.CarrierErrors = append(m.CarrierErrors, CarrierError{c.object, se})
-				continue
-			}
-			m.Apps = append(m.Apps, ix.build(c, opts.SparkConf))
-			continue
-		}
-		cr, err := DetectCarrier(c.other, opts)
+	for _, rn := range ix.carriers {
+		cr, err := DetectCarrier(rn, opts)
 		var se *ShapeError
 		switch {
 		case errors.As(err, &se):
-			m.CarrierErrors = append(m.CarrierErrors, CarrierError{c.other, se})
+			m.CarrierErrors = append(m.CarrierErrors, CarrierError{rn, se})
 		case err != nil:
-			m.CarrierErrors = append(m.CarrierErrors, CarrierError{c.other, &ShapeError{Msg: err.Error()}})
+			m.CarrierErrors = append(m.CarrierErrors, CarrierError{rn, &ShapeError{Msg: err.Error()}})
 		case cr == nil:
 		case cr.IsHistoryServer():
 			m.HistoryServers = append(m.HistoryServers, cr)
+		case cr.Kind == KindPod:
+			m.Apps = append(m.Apps, ix.buildPod(cr, opts.SparkConf))
 		default:
 			m.Apps = append(m.Apps, ix.buildCarrier(cr))
 		}
 	}
 	return m
-}
-
-// carrier is where one application was found: a spark-submit driver Pod (object, with the
-// driver's namespace, name, labels and pod spec), or another carrier kind's object (other),
-// read by DetectCarrier once the whole input is indexed.
-type carrier struct {
-	object          *yaml.RNode
-	namespace, name string
-	podSpec         *yaml.Node
-	labels          map[string]string
-
-	other *yaml.RNode
 }
 
 // carrierKinds are the apiVersion/kind pairs DetectCarrier reads (besides v1 Pod).
@@ -73,12 +53,6 @@ var carrierKinds = map[[2]string]bool{
 	{"batch/v1", "Job"}: true, {"batch/v1", "CronJob"}: true,
 	{kubeflowAPIVersion, "SparkApplication"}: true, {kubeflowAPIVersion, "ScheduledSparkApplication"}: true,
 	{"spark.apache.org/v1", "SparkApplication"}: true, {"spark.apache.org/v1beta1", "SparkApplication"}: true,
-}
-
-func podCarrier(pod *yaml.RNode) carrier {
-	c := carrier{object: pod, podSpec: yamlx.Get(pod.YNode(), "spec"), labels: Labels(pod)}
-	c.namespace, c.name = Meta(pod)
-	return c
 }
 
 type svcInfo struct {
@@ -114,7 +88,9 @@ func identities(l map[string]string) []string {
 // index is the input, looked up the ways building an application needs, plus the names
 // already handed out to the applications built so far.
 type index struct {
-	carriers   []carrier
+	// carriers are the objects of a carrier kind, in input order; DetectCarrier reads each
+	// once the whole input is indexed.
+	carriers   []*yaml.RNode
 	configMaps map[nsName]*yaml.RNode
 
 	// Services are indexed once: matching every Pod against every Service is quadratic, and
@@ -185,7 +161,7 @@ func newIndex(m *Model) *index {
 			// reported (SUI019).
 		case av == "v1" && kind == "Pod":
 			if Labels(it)[names.LabelSparkRole] == names.RoleDriver {
-				ix.carriers = append(ix.carriers, podCarrier(it))
+				ix.carriers = append(ix.carriers, it)
 			}
 		case av == "v1" && kind == "Service":
 			m.Services[ns] = append(m.Services[ns], it)
@@ -199,7 +175,7 @@ func newIndex(m *Model) *index {
 				}
 			}
 		case carrierKinds[[2]string{av, kind}]:
-			ix.carriers = append(ix.carriers, carrier{other: it})
+			ix.carriers = append(ix.carriers, it)
 			if av == kubeflowAPIVersion && kind == "SparkApplication" && name != "" {
 				if m.OperatorServices[ns] == nil {
 					m.OperatorServices[ns] = map[string]string{}

@@ -72,8 +72,9 @@ func TestWritableSlotShapes(t *testing.T) {
 	}
 }
 
-// TestPodSlotShapesInBuild: a spark-submit driver Pod is built from the index, not through
-// DetectCarrier; its wrong-shaped slots are carrier errors there too.
+// TestPodSlotShapesInBuild: a spark-submit driver Pod goes through DetectCarrier like every
+// carrier: its wrong-shaped fields are the same carrier error from DetectCarrier and from
+// BuildWith, and no application is built from it.
 func TestPodSlotShapesInBuild(t *testing.T) {
 	const podHead = "apiVersion: v1\nkind: Pod\nmetadata: {name: d-driver, namespace: ns, labels: {spark-role: driver}}\n"
 	tests := []struct{ name, spec, field, msg string }{
@@ -81,10 +82,19 @@ func TestPodSlotShapesInBuild(t *testing.T) {
 		{"initContainers mapping", "spec: {initContainers: {a: b}, containers: [{name: spark-kubernetes-driver}]}\n", "spec.initContainers", "is a mapping, want a list"},
 		{"volumeMounts mapping", "spec: {containers: [{name: spark-kubernetes-driver, volumeMounts: {a: b}}]}\n", "spec.containers[0].volumeMounts", "is a mapping, want a list"},
 		{"lifecycle list", "spec: {containers: [{name: spark-kubernetes-driver, lifecycle: [a]}]}\n", "spec.containers[0].lifecycle", "is a list, want a mapping"},
+		{"spec list", "spec: []\n", "spec", "is a list, want a mapping"},
+		{"containers mapping", "spec: {containers: {a: b}}\n", "spec.containers", "is a mapping, want a list"},
+		{"hostNetwork word", "spec: {hostNetwork: maybe, containers: [{name: spark-kubernetes-driver}]}\n", "spec.hostNetwork", `is "maybe", want true or false`},
+		{"serviceAccountName list", "spec: {serviceAccountName: [a], containers: [{name: spark-kubernetes-driver}]}\n", "spec.serviceAccountName", "is a list, want a scalar"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := readObjects(t, podHead+tc.spec)
+			c, err := DetectCarrier(objs[0], CarrierOptions{})
+			var se *ShapeError
+			if c != nil || !errors.As(err, &se) || se.Field != tc.field || se.Msg != tc.msg {
+				t.Errorf("DetectCarrier = %v, %v; want %s %s", c, err, tc.field, tc.msg)
+			}
 			m := Build(objs, nil)
 			if len(m.Apps) != 0 || len(m.CarrierErrors) != 1 {
 				t.Fatalf("%d apps, carrier errors %+v", len(m.Apps), m.CarrierErrors)
