@@ -15,8 +15,6 @@ import (
 // detectApache reads a spark.apache.org/v1 or v1beta1 SparkApplication. Both versions have
 // the same driverSpec, sparkConf, mainClass and deploymentMode.
 func (c *Carrier) detectApache() error {
-	c.Kind = KindApache
-	c.base = []string{"spec"}
 	var err error
 	if c.Conf, err = c.readStringMap("spec", "sparkConf"); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/internal/fieldpath"
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sparkconf"
 	"github.com/sparkui/sparkui/internal/yamlx"
@@ -277,20 +278,19 @@ func (a *App) Containers() (*yaml.Node, string) {
 
 // ServiceAccountField is the field that sets (or would set) the driver's ServiceAccount.
 func (a *App) ServiceAccountField() string {
-	if a.IsPod() {
-		return "spec.serviceAccountName"
+	c := a.Carrier
+	if c.ServiceAccountPath != "" && c.Kind != KindPod {
+		// A spark-submit Pod's deprecated spec.serviceAccount is not where the name belongs.
+		return c.ServiceAccountPath
 	}
-	if a.Carrier.ServiceAccountPath != "" {
-		return a.Carrier.ServiceAccountPath
+	switch {
+	case c.profile.saField != nil:
+		// kubeflow's driver.serviceAccount: its validating webhook at HEAD refuses the conf key.
+		return joinPath(cat(c.base, c.profile.saField...)...)
+	case c.profile.saConf:
+		return fieldpath.Key(c.ConfPath, KeyDriverSA)
 	}
-	switch a.Carrier.Kind {
-	case KindKubeflow:
-		// driver.serviceAccount: the kubeflow validating webhook at HEAD refuses the conf key.
-		return joinPath(cat(a.Carrier.base, "driver", "serviceAccount")...)
-	case KindApache:
-		return `spec.sparkConf["` + KeyDriverSA + `"]`
-	}
-	return joinPath(a.Carrier.podSpecPath()...) + ".serviceAccountName"
+	return joinPath(c.podSpecPath()...) + ".serviceAccountName"
 }
 
 // ConfField is the field path of Spark property key in the carrier's conf, "" when the conf

@@ -106,23 +106,10 @@ func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config 
 // a Deployment's pod-template-hash (one per rollout: SUI035/SUI036 keep it to one driver Pod).
 // "" for a spark-submit Pod, whose app id is known at build time.
 func (a *App) RunLabel() (key, env string) {
-	if a.Carrier == nil {
+	if a.Carrier == nil || a.Carrier.profile == nil {
 		return "", ""
 	}
-	switch a.Carrier.Kind {
-	case KindKubeflow, KindApache:
-		return names.LabelAppSelector, sidecar.EnvAppID
-	case KindWorkload:
-		switch a.Carrier.ObjectKind {
-		case "Job", "CronJob":
-			return "batch.kubernetes.io/controller-uid", sidecar.EnvRunLabel
-		case "StatefulSet":
-			return "statefulset.kubernetes.io/pod-name", sidecar.EnvRunLabel
-		case "Deployment":
-			return "pod-template-hash", sidecar.EnvRunLabel
-		}
-	}
-	return "", ""
+	return a.Carrier.profile.runLabel, a.Carrier.profile.runEnv
 }
 
 // RuntimeEnv is the downward-API env the runtime needs beyond POD_NAME, POD_NAMESPACE and

@@ -47,14 +47,6 @@ func BuildWith(items []*yaml.RNode, opts CarrierOptions) *Model {
 	return m
 }
 
-// carrierKinds are the apiVersion/kind pairs DetectCarrier reads (besides v1 Pod).
-var carrierKinds = map[[2]string]bool{
-	{"apps/v1", "Deployment"}: true, {"apps/v1", "StatefulSet"}: true,
-	{"batch/v1", "Job"}: true, {"batch/v1", "CronJob"}: true,
-	{kubeflowAPIVersion, "SparkApplication"}: true, {kubeflowAPIVersion, "ScheduledSparkApplication"}: true,
-	{"spark.apache.org/v1", "SparkApplication"}: true, {"spark.apache.org/v1beta1", "SparkApplication"}: true,
-}
-
 type svcInfo struct {
 	rn       *yaml.RNode
 	selector map[string]string
@@ -141,7 +133,7 @@ func newIndex(m *Model) *index {
 		av, kind := kindOf(it)
 		ns, name := Meta(it)
 		dup := false
-		if av == "v1" || av == "rbac.authorization.k8s.io/v1" || carrierKinds[[2]string{av, kind}] {
+		if av == "v1" || av == "rbac.authorization.k8s.io/v1" || carrierKinds[[2]string{av, kind}] != nil {
 			// One object per group, kind, namespace and name, whatever its version: Apache's
 			// v1 and v1beta1 SparkApplication x are one object to the API server.
 			group, _, versioned := strings.Cut(av, "/")
@@ -155,7 +147,7 @@ func newIndex(m *Model) *index {
 			seen[id] = true
 		}
 		switch {
-		case dup && (kind == "Pod" || carrierKinds[[2]string{av, kind}]):
+		case dup && carrierKinds[[2]string{av, kind}] != nil:
 			// A later copy of a carrier is no second application (two UI Services, two
 			// runtimes for one object): the first is rewritten, this one is left as it is and
 			// reported (SUI019).
@@ -174,7 +166,7 @@ func newIndex(m *Model) *index {
 					ix.configMaps[prev] = it
 				}
 			}
-		case carrierKinds[[2]string{av, kind}]:
+		case carrierKinds[[2]string{av, kind}] != nil:
 			ix.carriers = append(ix.carriers, it)
 			if av == kubeflowAPIVersion && kind == "SparkApplication" && name != "" {
 				if m.OperatorServices[ns] == nil {

@@ -25,11 +25,8 @@ var ErrNoPodSpec = errors.New("app: the kubeflow webhook route has no pod spec t
 // spec.template is the SparkApplicationSpec every run is created from
 // (scheduledsparkapplication/controller.go createSparkApplication copies it verbatim).
 func (c *Carrier) detectKubeflow(opts CarrierOptions) error {
-	c.Kind = KindKubeflow
 	c.Route = opts.KubeflowRoute
-	c.base = []string{"spec"}
 	if c.ObjectKind == "ScheduledSparkApplication" {
-		c.base = []string{"spec", "template"}
 		p, err := c.readScalar("spec", "concurrencyPolicy")
 		if err != nil {
 			return err

@@ -14,7 +14,6 @@ func (c *Carrier) detectPod() (bool, error) {
 	if yamlx.GetStr(c.Object.YNode(), "metadata", "labels", names.LabelSparkRole) != names.RoleDriver {
 		return false, nil
 	}
-	c.Kind = KindPod
 	// spark-submit creates the Pod in cluster mode; Build refines this from the conf
 	// (spark.submit.deployMode, spark.kubernetes.driver.master).
 	c.DeployMode = "cluster"
