@@ -55,7 +55,7 @@ func copyIPFamilies(a *app.App, spec *yaml.Node) {
 	var src *yaml.Node
 	if a.DriverService != nil {
 		src = yamlx.Get(a.DriverService.YNode(), "spec")
-	} else if !a.IsPod() {
+	} else {
 		src = app.WantIPFamilies(a)
 	}
 	for _, k := range []string{"ipFamilyPolicy", "ipFamilies"} {

@@ -220,7 +220,7 @@ func DetectCarrier(rn *yaml.RNode, opts CarrierOptions) (*Carrier, error) {
 // application label for every other carrier. A Pod without the label gets "" here: Build
 // derives its app id from the conf (app.go).
 func (c *Carrier) IdentityLabels() map[string]string {
-	if c.Kind == KindPod {
+	if c.SparkOwnsIdentityLabel() {
 		return map[string]string{names.LabelAppSelector: yamlx.GetStr(c.Object.YNode(), "metadata", "labels", names.LabelAppSelector)}
 	}
 	return map[string]string{LabelApplication: c.IdentityValue()}

@@ -24,6 +24,13 @@ type carrierProfile struct {
 	// base; nil is the pod spec's serviceAccountName. saConf: it is that key of the conf.
 	saField []string
 	saConf  bool
+	// sparkIdentity: the identity label is Spark's own spark-app-selector on the driver Pod,
+	// which sparkui fills in when missing and never removes.
+	sparkIdentity bool
+	// operatorContainer: the operator fills in a driver container the template lacks, so
+	// sparkui may add one named spark-kubernetes-driver; a Pod or workload without one runs
+	// no driver.
+	operatorContainer bool
 	// detect reads the object; false when it is not a driver after all (a workload whose pod
 	// template is no driver's).
 	detect func(c *Carrier, opts CarrierOptions) (bool, error)
@@ -39,7 +46,7 @@ var (
 // carrierProfiles are the carriers, one row per object kind. Sources of each fact are named
 // at the detect functions and in docs/operators.md.
 var carrierProfiles = []*carrierProfile{
-	{kind: KindPod, apiVersions: []string{"v1"}, objectKind: "Pod", podSpec: []string{"spec"},
+	{kind: KindPod, apiVersions: []string{"v1"}, objectKind: "Pod", podSpec: []string{"spec"}, sparkIdentity: true,
 		detect: func(c *Carrier, _ CarrierOptions) (bool, error) { return c.detectPod() }},
 	// Workloads: Kubernetes' own controllers label each run's Pods.
 	{kind: KindWorkload, apiVersions: []string{"apps/v1"}, objectKind: "Deployment", base: []string{"spec", "template"}, podSpec: []string{"spec"},
@@ -53,11 +60,11 @@ var carrierProfiles = []*carrierProfile{
 	// Operators: Spark's spark-app-selector is new every run (kubeflow: spark-<uuid>) or
 	// attempt (Apache: <name>-<attempt>).
 	{kind: KindKubeflow, apiVersions: []string{kubeflowAPIVersion}, objectKind: "SparkApplication", base: []string{"spec"}, podSpec: []string{"driver", "template", "spec"},
-		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saField: kubeflowSA, detect: kubeflow},
+		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saField: kubeflowSA, operatorContainer: true, detect: kubeflow},
 	{kind: KindKubeflow, apiVersions: []string{kubeflowAPIVersion}, objectKind: "ScheduledSparkApplication", base: []string{"spec", "template"}, podSpec: []string{"driver", "template", "spec"},
-		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saField: kubeflowSA, detect: kubeflow},
+		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saField: kubeflowSA, operatorContainer: true, detect: kubeflow},
 	{kind: KindApache, apiVersions: []string{"spark.apache.org/v1", "spark.apache.org/v1beta1"}, objectKind: "SparkApplication", base: []string{"spec"}, podSpec: []string{"driverSpec", "podTemplateSpec", "spec"},
-		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saConf: true, detect: apache},
+		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saConf: true, operatorContainer: true, detect: apache},
 }
 
 // carrierKinds indexes carrierProfiles by apiVersion and kind.
@@ -70,3 +77,14 @@ var carrierKinds = func() map[[2]string]*carrierProfile {
 	}
 	return m
 }()
+
+// SparkOwnsIdentityLabel reports a carrier whose identity label is Spark's own
+// spark-app-selector (a spark-submit Pod): sparkui adds it when missing, never replaces or
+// removes it.
+func (c *Carrier) SparkOwnsIdentityLabel() bool { return c.profile != nil && c.profile.sparkIdentity }
+
+// OperatorFillsContainer reports a carrier whose operator completes a driver container the
+// pod template lacks (kubeflow, Apache): Ensure may add one.
+func (c *Carrier) OperatorFillsContainer() bool {
+	return c.profile != nil && c.profile.operatorContainer
+}

@@ -186,7 +186,7 @@ func (c *Carrier) driverContainer(create bool) (*yaml.Node, string, error) {
 	if !create {
 		return nil, indexPath(path, 0), nil
 	}
-	if c.Kind == KindWorkload || c.Kind == KindPod {
+	if !c.OperatorFillsContainer() {
 		// The workload or Pod runs nothing without a container: inventing one would
 		// invent the driver.
 		return nil, "", c.shapeErr(path, "has no container to run the driver in")
