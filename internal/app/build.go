@@ -22,7 +22,7 @@ func (ix *index) buildPod(c *Carrier, sparkConf map[string]string) *App {
 	labels := Labels(c.Object)
 	a.HostNetwork = c.HostNetwork
 	a.ServiceAccount = c.ServiceAccount
-	a.readDriverContainer(spec)
+	a.readConnectServer()
 	a.readSparkConf(spec, ix.configMaps, sparkConf)
 	a.identify(labels)
 	a.IdentityKey, a.IdentityValue = names.LabelAppSelector, a.AppID
@@ -43,7 +43,6 @@ func (ix *index) buildCarrier(c *Carrier) *App {
 	a.Props = c.Conf
 	a.ConfError = c.ConfError
 	a.Settings, a.SettingErrors = sparkconf.Derive(a.Props)
-	a.DriverContainer = -1
 	if c.Kind == KindWorkload {
 		// The workload's Pod is the driver (client or driver-only mode): Spark's app id is
 		// spark.app.id when the conf sets it, else made up at start (local-…,
@@ -75,29 +74,13 @@ func (ix *index) buildCarrier(c *Carrier) *App {
 	return a
 }
 
-// readDriverContainer finds Spark's driver container in a spark-submit Pod's spec and
-// whether it runs a Spark Connect server.
-func (a *App) readDriverContainer(spec *yaml.Node) {
-	a.DriverContainer = -1
-	containers := yamlx.Items(yamlx.Get(spec, "containers"))
-	for i, c := range containers {
-		if yamlx.GetStr(c, "name") == names.DriverContainer {
-			// The first, as Carrier.driverContainer (whose shape was checked) finds it.
-			a.DriverContainer = i
-			break
-		}
-	}
-	if a.DriverContainer < 0 && len(containers) > 0 {
-		// A pod template may rename Spark's container; Spark then uses the first one.
-		a.DriverContainer = 0
-	}
-	if a.DriverContainer >= 0 {
-		c := containers[a.DriverContainer]
-		for _, key := range []string{"command", "args"} {
-			for _, arg := range yamlx.Items(yamlx.Get(c, key)) {
-				if t := yamlx.Str(arg); strings.Contains(t, ConnectServerClass) || strings.HasSuffix(t, "/"+connectServerScript) || t == connectServerScript {
-					a.ConnectServer = true
-				}
+// readConnectServer reports a driver container that runs a Spark Connect server.
+func (a *App) readConnectServer() {
+	c := a.DriverContainerNode()
+	for _, key := range []string{"command", "args"} {
+		for _, arg := range yamlx.Items(yamlx.Get(c, key)) {
+			if t := yamlx.Str(arg); strings.Contains(t, ConnectServerClass) || strings.HasSuffix(t, "/"+connectServerScript) || t == connectServerScript {
+				a.ConnectServer = true
 			}
 		}
 	}

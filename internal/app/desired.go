@@ -68,7 +68,7 @@ func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config 
 		role = "" // the runtime's default
 	}
 	var guard, selector, appID = "", "", a.AppID
-	if !a.IsPod() {
+	if !a.Carrier.SparkOwnsIdentityLabel() {
 		// A carrier's UI Service is the pipeline's, shared by the carrier's successive runs,
 		// and carries no app id: the runtime guards on the identity label, leaves the
 		// Service's owners alone (deleting a finished run's Pod must not collect it) and binds
@@ -83,7 +83,7 @@ func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config 
 	return sidecar.Config{
 		GuardLabel:       guard,
 		PodSelector:      selector,
-		NoOwnerReference: !a.IsPod(),
+		NoOwnerReference: !a.Carrier.SparkOwnsIdentityLabel(),
 		Role:             role,
 		ExternalURI:      uri,
 		Service:          a.UIServiceName,
