@@ -3,6 +3,7 @@ package app
 import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/internal/fieldpath"
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
@@ -50,7 +51,7 @@ func (c *Carrier) detectApache() error {
 	// DriverKubernetesCredentialsFeatureStep → KubernetesUtils.buildPodWithServiceAccount);
 	// the upstream examples set the conf.
 	if sa := c.Conf[KeyDriverSA]; sa != "" {
-		c.ServiceAccount, c.ServiceAccountPath = sa, c.ConfPath+`["`+KeyDriverSA+`"]`
+		c.ServiceAccount, c.ServiceAccountPath = sa, fieldpath.Key(c.ConfPath, KeyDriverSA)
 	} else {
 		c.ServiceAccount, c.ServiceAccountPath = tmplSA, tmplSAPath
 	}

@@ -148,11 +148,6 @@ func Labels(rn *yaml.RNode) map[string]string {
 	return yamlx.StringMap(yamlx.Get(rn.YNode(), "metadata", "labels"))
 }
 
-// IsOurs reports whether rn is something sparkui added for the application with appID.
-func IsOurs(rn *yaml.RNode, appID string) bool {
-	return IsOursBy(rn, names.LabelAppSelector, appID)
-}
-
 // IsOursBy reports whether rn is something sparkui added for the application whose identity
 // label is key=value.
 func IsOursBy(rn *yaml.RNode, key, value string) bool {

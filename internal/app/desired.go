@@ -6,6 +6,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/internal/fieldpath"
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/sparkconf"
@@ -167,7 +168,7 @@ func RuntimeOwnedFields(svc *yaml.Node) []RuntimeOwned {
 	}
 	ann := yamlx.Get(md, "annotations")
 	if v := yamlx.Get(ann, names.AnnotationResolvedExternalURI); v != nil {
-		out = append(out, RuntimeOwned{Path: `metadata.annotations["` + names.AnnotationResolvedExternalURI + `"]`,
+		out = append(out, RuntimeOwned{Path: fieldpath.Key("metadata.annotations", names.AnnotationResolvedExternalURI),
 			What: "the " + names.AnnotationResolvedExternalURI + " annotation", Value: yamlx.Str(v), parent: ann, key: names.AnnotationResolvedExternalURI})
 	}
 	return out

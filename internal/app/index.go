@@ -10,12 +10,6 @@ import (
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
-// Build finds the applications in items with the default kubeflow route. sparkConf stands
-// in for spark.properties for applications whose ConfigMap is not in the input.
-func Build(items []*yaml.RNode, sparkConf map[string]string) *Model {
-	return BuildWith(items, CarrierOptions{SparkConf: sparkConf})
-}
-
 // BuildWith finds the applications in items. opts.SparkConf stands in for spark.properties
 // for spark-submit Pods whose ConfigMap is not in the input, and is the base of a workload's
 // conf; opts.KubeflowRoute places kubeflow additions (opts.ConfigMap is set here).

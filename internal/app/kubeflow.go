@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/internal/fieldpath"
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
@@ -100,7 +101,7 @@ func (c *Carrier) detectKubeflow(opts CarrierOptions) error {
 	}
 	c.ServiceAccountPath = saPath
 	if c.ServiceAccount == "" {
-		c.ServiceAccount, c.ServiceAccountPath = c.Conf[KeyDriverSA], c.ConfPath+`["`+KeyDriverSA+`"]`
+		c.ServiceAccount, c.ServiceAccountPath = c.Conf[KeyDriverSA], fieldpath.Key(c.ConfPath, KeyDriverSA)
 	}
 	if c.ServiceAccount == "" {
 		c.ServiceAccount, c.ServiceAccountPath = tmplSA, tmplSAPath

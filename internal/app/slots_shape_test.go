@@ -95,7 +95,7 @@ func TestPodSlotShapesInBuild(t *testing.T) {
 			if c != nil || !errors.As(err, &se) || se.Field != tc.field || se.Msg != tc.msg {
 				t.Errorf("DetectCarrier = %v, %v; want %s %s", c, err, tc.field, tc.msg)
 			}
-			m := Build(objs, nil)
+			m := BuildWith(objs, CarrierOptions{})
 			if len(m.Apps) != 0 || len(m.CarrierErrors) != 1 {
 				t.Fatalf("%d apps, carrier errors %+v", len(m.Apps), m.CarrierErrors)
 			}
@@ -160,7 +160,7 @@ func TestUnreadableDriverPorts(t *testing.T) {
 	// on testdata/bad-driver-ports): no shape error.
 	for _, port := range []string{"0", "9090.0"} {
 		objs := readObjects(t, podHead+"spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: spark-ui, containerPort: "+port+"}]}]}\n")
-		if m := Build(objs, nil); len(m.Apps) != 1 || len(m.CarrierErrors) != 0 {
+		if m := BuildWith(objs, CarrierOptions{}); len(m.Apps) != 1 || len(m.CarrierErrors) != 0 {
 			t.Errorf("containerPort %s: %d apps, carrier errors %+v", port, len(m.Apps), m.CarrierErrors)
 		}
 	}
@@ -185,7 +185,7 @@ func TestZeroContainerPortOnlyZero(t *testing.T) {
 func TestLongCarrierNameIdentity(t *testing.T) {
 	name := strings.Repeat("quarterly-revenue-", 5) + "reconciliation" // 104 characters
 	objs := readObjects(t, "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: "+name+", namespace: ns}\nspec: {driver: {serviceAccount: s}}\n")
-	m := Build(objs, nil)
+	m := BuildWith(objs, CarrierOptions{})
 	if len(m.Apps) != 1 {
 		t.Fatalf("%d apps, errors %+v", len(m.Apps), m.CarrierErrors)
 	}
