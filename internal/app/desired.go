@@ -139,18 +139,10 @@ type RuntimeOwned struct {
 	Path string // field path
 	What string // the field in words, for messages
 	// Value is the declared value when it is a scalar.
-	Value  string
-	parent *yaml.Node
-	key    string
-}
-
-// Remove deletes the field from the Service, and an annotations map it leaves empty.
-func (f RuntimeOwned) Remove(svc *yaml.Node) {
-	yamlx.Delete(f.parent, f.key)
-	md := yamlx.Get(svc, "metadata")
-	if ann := yamlx.Get(md, "annotations"); ann == f.parent && len(ann.Content) == 0 {
-		yamlx.Delete(md, "annotations")
-	}
+	Value string
+	// Parent is the mapping that holds the field under Key (transform removes it from there).
+	Parent *yaml.Node
+	Key    string
 }
 
 // RuntimeOwnedFields lists the runtime's fields svc declares: each port's targetPort,
@@ -159,17 +151,17 @@ func RuntimeOwnedFields(svc *yaml.Node) []RuntimeOwned {
 	var out []RuntimeOwned
 	for i, p := range yamlx.Items(yamlx.Get(svc, "spec", "ports")) {
 		if t := yamlx.Get(p, "targetPort"); t != nil {
-			out = append(out, RuntimeOwned{Path: "spec.ports[" + strconv.Itoa(i) + "].targetPort", What: "targetPort", Value: yamlx.Str(t), parent: p, key: "targetPort"})
+			out = append(out, RuntimeOwned{Path: "spec.ports[" + strconv.Itoa(i) + "].targetPort", What: "targetPort", Value: yamlx.Str(t), Parent: p, Key: "targetPort"})
 		}
 	}
 	md := yamlx.Get(svc, "metadata")
 	if yamlx.Get(md, "ownerReferences") != nil {
-		out = append(out, RuntimeOwned{Path: "metadata.ownerReferences", What: "ownerReferences", parent: md, key: "ownerReferences"})
+		out = append(out, RuntimeOwned{Path: "metadata.ownerReferences", What: "ownerReferences", Parent: md, Key: "ownerReferences"})
 	}
 	ann := yamlx.Get(md, "annotations")
 	if v := yamlx.Get(ann, names.AnnotationResolvedExternalURI); v != nil {
 		out = append(out, RuntimeOwned{Path: fieldpath.Key("metadata.annotations", names.AnnotationResolvedExternalURI),
-			What: "the " + names.AnnotationResolvedExternalURI + " annotation", Value: yamlx.Str(v), parent: ann, key: names.AnnotationResolvedExternalURI})
+			What: "the " + names.AnnotationResolvedExternalURI + " annotation", Value: yamlx.Str(v), Parent: ann, Key: names.AnnotationResolvedExternalURI})
 	}
 	return out
 }
