@@ -165,7 +165,7 @@ func addPreStop(c *yaml.Node) {
 
 // PrepareCarrier creates the places the additions go in a carrier (a kubeflow driver
 // template, an Apache podTemplateSpec, the driver container an operator's template lacks),
-// then pins an Apache driver container's name (Carrier.PinDriverContainer), in that order so
+// then pins an Apache driver container's name (PinDriverContainer), in that order so
 // that a second run finds the key set and changes nothing. An error is a field of the wrong
 // shape on the way: nothing is added to that application.
 func PrepareCarrier(a *app.App) error {
@@ -189,7 +189,7 @@ func PrepareCarrier(a *app.App) error {
 			return err
 		}
 	}
-	_, err := c.PinDriverContainer()
+	_, err := PinDriverContainer(c)
 	return err
 }
 

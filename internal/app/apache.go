@@ -1,12 +1,6 @@
 package app
 
-import (
-	"sigs.k8s.io/kustomize/kyaml/yaml"
-
-	"github.com/sparkui/sparkui/internal/fieldpath"
-	"github.com/sparkui/sparkui/internal/names"
-	"github.com/sparkui/sparkui/internal/yamlx"
-)
+import "github.com/sparkui/sparkui/internal/fieldpath"
 
 // The Apache spark-kubernetes-operator (github.com/apache/spark-kubernetes-operator, tag
 // 1.0.0). It builds the driver in-process with Spark's own KubernetesDriverBuilder from
@@ -59,40 +53,4 @@ func (c *Carrier) detectApache() error {
 	// characters): known before the run only when the conf fixes it.
 	c.DriverPodName = c.Conf[KeyDriverPodName]
 	return nil
-}
-
-// PinDriverContainer sets spark.kubernetes.driver.podTemplateContainerName on an Apache
-// carrier whose template has containers and whose sparkConf lacks the key, to the name Spark
-// will give the driver container: the first container's (the operator does not set the key,
-// so Spark's selectSparkContainer takes the first container, and BasicDriverFeatureStep
-// keeps its name, or names it spark-kubernetes-driver when it has none). With the key set,
-// the operator's ModelUtils.findDriverMainContainerStatus watches that container only
-// instead of treating every container as a main one. It reports whether it changed the
-// object; on other carriers it does nothing.
-func (c *Carrier) PinDriverContainer() (bool, error) {
-	if c.Kind != KindApache {
-		return false, nil
-	}
-	if _, set := c.Conf[KeyPodTemplateCtr]; set {
-		return false, nil
-	}
-	cs, _, err := c.walkSeq(false, "spec", "driverSpec", "podTemplateSpec", "spec", "containers")
-	if err != nil || len(yamlx.Items(cs)) == 0 {
-		return false, err
-	}
-	first := cs.Content[0]
-	if first.Kind != yaml.MappingNode {
-		return false, c.shapeErr("spec.driverSpec.podTemplateSpec.spec.containers[0]", "is "+shapeName(first)+", want a mapping")
-	}
-	name := yamlx.GetStr(first, "name")
-	if name == "" {
-		name = names.DriverContainer
-	}
-	conf, _, err := c.walk(true, "spec", "sparkConf")
-	if err != nil {
-		return false, err
-	}
-	yamlx.Set(conf, KeyPodTemplateCtr, yamlx.NewStr(name))
-	c.Conf[KeyPodTemplateCtr] = name
-	return true, nil
 }

@@ -31,6 +31,10 @@ type carrierProfile struct {
 	// sparkui may add one named spark-kubernetes-driver; a Pod or workload without one runs
 	// no driver.
 	operatorContainer bool
+	// pinContainer: transform pins the driver container's name in the conf
+	// (transform.PinDriverContainer): the Apache operator watches every container as a main
+	// one unless the conf names the driver's.
+	pinContainer bool
 	// detect reads the object; false when it is not a driver after all (a workload whose pod
 	// template is no driver's).
 	detect func(c *Carrier, opts CarrierOptions) (bool, error)
@@ -64,7 +68,7 @@ var carrierProfiles = []*carrierProfile{
 	{kind: KindKubeflow, apiVersions: []string{kubeflowAPIVersion}, objectKind: "ScheduledSparkApplication", base: []string{"spec", "template"}, podSpec: []string{"driver", "template", "spec"},
 		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saField: kubeflowSA, operatorContainer: true, detect: kubeflow},
 	{kind: KindApache, apiVersions: []string{"spark.apache.org/v1", "spark.apache.org/v1beta1"}, objectKind: "SparkApplication", base: []string{"spec"}, podSpec: []string{"driverSpec", "podTemplateSpec", "spec"},
-		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saConf: true, operatorContainer: true, detect: apache},
+		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saConf: true, operatorContainer: true, pinContainer: true, detect: apache},
 }
 
 // carrierKinds indexes carrierProfiles by apiVersion and kind.
@@ -88,3 +92,7 @@ func (c *Carrier) SparkOwnsIdentityLabel() bool { return c.profile != nil && c.p
 func (c *Carrier) OperatorFillsContainer() bool {
 	return c.profile != nil && c.profile.operatorContainer
 }
+
+// PinsDriverContainer reports a carrier whose driver container transform names in the conf
+// (spark.kubernetes.driver.podTemplateContainerName).
+func (c *Carrier) PinsDriverContainer() bool { return c.profile != nil && c.profile.pinContainer }
