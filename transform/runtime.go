@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/sparkui/sparkui/internal/app"
-	"github.com/sparkui/sparkui/internal/fieldpath"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
@@ -200,7 +199,7 @@ func PrepareCarrier(a *app.App) error {
 func injectCarrier(a *app.App, o Options) {
 	c := a.Carrier
 	// Switching kubeflow routes on sparkui's own output: the other route's copies go.
-	c.RemoveOffRoute()
+	RemoveOffRoute(c)
 	labels, _, err := c.Ensure(app.SlotPodLabels)
 	if err != nil {
 		return
@@ -226,7 +225,7 @@ func injectCarrier(a *app.App, o Options) {
 	if o.RuntimeAuth.Kind != "" {
 		upsertIn(vols, authVolume(o.RuntimeAuth))
 	} else {
-		parent, key := slotParent(a, app.SlotVolumes)
+		_, parent, key := slotAt(c, app.SlotVolumes)
 		dropNamed(parent, key, sidecar.AuthVolumeName)
 	}
 	drv, _, err := c.Ensure(app.SlotDriverContainer)
@@ -282,31 +281,6 @@ func dropOurPreStop(c *yaml.Node) bool {
 	return true
 }
 
-// slotParent is the mapping that holds a slot's field, and the field's key (nil when the
-// mapping is absent).
-func slotParent(a *app.App, s app.Slot) (*yaml.Node, string) {
-	_, path := a.Slot(s)
-	segs := fieldpath.Parse(path)
-	if len(segs) == 0 {
-		return nil, ""
-	}
-	n := a.Pod.YNode()
-	for _, seg := range segs[:len(segs)-1] {
-		if seg.Index >= 0 {
-			items := yamlx.Items(n)
-			if seg.Index >= len(items) {
-				return nil, ""
-			}
-			n = items[seg.Index]
-			continue
-		}
-		if n = yamlx.Get(n, seg.Key); n == nil {
-			return nil, ""
-		}
-	}
-	return n, segs[len(segs)-1].Key
-}
-
 // RemoveRuntime undoes InjectRuntime, for an application whose UI was switched off.
 func RemoveRuntime(a *app.App) {
 	removeCarrier(a)
@@ -316,13 +290,13 @@ func RemoveRuntime(a *app.App) {
 // created.
 func removeCarrier(a *app.App) {
 	c := a.Carrier
-	c.RemoveOffRoute()
+	RemoveOffRoute(c)
 	for _, s := range []app.Slot{app.SlotInitContainers, app.SlotVolumes} {
-		parent, key := slotParent(a, s)
+		_, parent, key := slotAt(c, s)
 		dropNamed(parent, key, sidecar.ContainerName, sidecar.VolumeName, sidecar.AuthVolumeName)
 	}
 	if !c.SparkOwnsIdentityLabel() {
-		if parent, key := slotParent(a, app.SlotPodLabels); parent != nil {
+		if _, parent, key := slotAt(c, app.SlotPodLabels); parent != nil {
 			if labels := yamlx.Get(parent, key); labels != nil && labels.Kind == yaml.MappingNode &&
 				yamlx.Delete(labels, a.IdentityKey) && len(labels.Content) == 0 {
 				yamlx.Delete(parent, key)
