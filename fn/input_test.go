@@ -351,3 +351,27 @@ stdin:14: error: [SUI030] ConfigMap x: metadata.annotations is the scalar "hello
 		t.Errorf("exit %d, report (-want +got):\n%s", code, d)
 	}
 }
+
+// TestPodShapeIsCarrierError: a spark-submit driver Pod goes through the one carrier
+// detection and preparation like every carrier: a spec that is a list, or no container to run
+// the driver in, is an SUI030 error naming the field, the Pod is written back as it came, and
+// nothing is added for it (no UI Service, no RBAC that no runtime would use).
+func TestPodShapeIsCarrierError(t *testing.T) {
+	const head = "apiVersion: v1\nkind: Pod\nmetadata: {name: d-driver, namespace: ns, labels: {spark-role: driver}}\n"
+	for _, tc := range []struct{ spec, want string }{
+		{"spec: []\n", "v1/Pod/ns/d-driver spec: [SUI030] Pod ns/d-driver: spec is a list, want a mapping; sparkui adds nothing for it"},
+		{"spec: {restartPolicy: Never}\n", "v1/Pod/ns/d-driver spec.containers[0]: [SUI030] Pod ns/d-driver: spec.containers[0] is missing: the pod template has no container to run the driver in; sparkui adds nothing for it"},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			pod := head + tc.spec
+			var stdout, stderr bytes.Buffer
+			code := run(nil, strings.NewReader(pod), &stdout, &stderr)
+			if code != 1 || stdout.String() != pod {
+				t.Errorf("exit %d, output:\n%s", code, stdout.String())
+			}
+			if want := "sparkui-fn: [error] " + tc.want + "\n"; stderr.String() != want {
+				t.Errorf("stderr:\n%s\nwant\n%s", stderr.String(), want)
+			}
+		})
+	}
+}

@@ -2,9 +2,9 @@ package transform
 
 import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"slices"
 
 	"github.com/sparkui/sparkui/internal/app"
-	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
@@ -150,30 +150,7 @@ func upsertIn(list, want *yaml.Node) {
 // and preStop hook. A preStop hook the user already has is left alone (validation warns: the
 // runtime then withdraws only once it sees the UI go away, after SIGTERM).
 func InjectRuntime(a *app.App, o Options) {
-	if !a.IsPod() {
-		injectCarrier(a, o)
-		return
-	}
-	c := a.DriverContainerNode()
-	if c == nil {
-		return
-	}
-	spec := yamlx.Get(a.Pod.YNode(), "spec")
-	// The runtime's selector is spark-app-selector=<app id>,spark-role=driver; a Pod Spark did
-	// not make (client mode) may lack the first label, and the Service would select nothing.
-	labels := yamlx.Ensure(yamlx.Ensure(a.Pod.YNode(), "metadata"), "labels")
-	if yamlx.Get(labels, names.LabelAppSelector) == nil {
-		yamlx.Set(labels, names.LabelAppSelector, yamlx.NewStr(a.AppID))
-	}
-	upsertNamed(spec, "initContainers", RuntimeContainer(a, o))
-	upsertNamed(spec, "volumes", runtimeVolume())
-	if o.RuntimeAuth.Kind != "" {
-		upsertNamed(spec, "volumes", authVolume(o.RuntimeAuth))
-	} else {
-		removeByName(spec, "volumes", sidecar.AuthVolumeName)
-	}
-	upsertNamed(c, "volumeMounts", driverMount())
-	addPreStop(c)
+	injectCarrier(a, o)
 }
 
 // addPreStop puts the withdraw hook on the driver container, unless it has a preStop of its
@@ -187,7 +164,7 @@ func addPreStop(c *yaml.Node) {
 
 // PrepareCarrier creates the places the additions go in a carrier (a kubeflow driver
 // template, an Apache podTemplateSpec, the driver container an operator's template lacks),
-// then pins an Apache driver container's name (Carrier.PinDriverContainer), in that order so
+// then pins an Apache driver container's name (PinDriverContainer), in that order so
 // that a second run finds the key set and changes nothing. An error is a field of the wrong
 // shape on the way: nothing is added to that application.
 func PrepareCarrier(a *app.App) error {
@@ -200,7 +177,7 @@ func PrepareCarrier(a *app.App) error {
 		if err != nil {
 			return err
 		}
-		if s == app.SlotDriverContainer && n == nil && c.Kind == app.KindWorkload {
+		if s == app.SlotDriverContainer && n == nil && !c.OperatorFillsContainer() {
 			// Ensure would refuse too, after creating the other slots.
 			return &app.ShapeError{APIVersion: c.APIVersion, Kind: c.ObjectKind, Namespace: c.Namespace, Name: c.Name,
 				Field: path, Msg: "is missing: the pod template has no container to run the driver in"}
@@ -211,7 +188,7 @@ func PrepareCarrier(a *app.App) error {
 			return err
 		}
 	}
-	_, err := c.PinDriverContainer()
+	_, err := PinDriverContainer(c)
 	return err
 }
 
@@ -222,12 +199,19 @@ func PrepareCarrier(a *app.App) error {
 func injectCarrier(a *app.App, o Options) {
 	c := a.Carrier
 	// Switching kubeflow routes on sparkui's own output: the other route's copies go.
-	c.RemoveOffRoute()
+	RemoveOffRoute(c)
 	labels, _, err := c.Ensure(app.SlotPodLabels)
 	if err != nil {
 		return
 	}
-	yamlx.SetIfChanged(labels, a.IdentityKey, yamlx.NewStr(a.IdentityValue))
+	if !c.SparkOwnsIdentityLabel() {
+		yamlx.SetIfChanged(labels, a.IdentityKey, yamlx.NewStr(a.IdentityValue))
+	} else if yamlx.Get(labels, a.IdentityKey) == nil {
+		// The runtime's selector is spark-app-selector=<app id>,spark-role=driver; a Pod
+		// Spark did not make (client mode) may lack the first label, and the Service would
+		// select nothing.
+		yamlx.Set(labels, a.IdentityKey, yamlx.NewStr(a.IdentityValue))
+	}
 	inits, _, err := c.Ensure(app.SlotInitContainers)
 	if err != nil {
 		return
@@ -241,7 +225,8 @@ func injectCarrier(a *app.App, o Options) {
 	if o.RuntimeAuth.Kind != "" {
 		upsertIn(vols, authVolume(o.RuntimeAuth))
 	} else {
-		removeIn(vols, sidecar.AuthVolumeName)
+		_, parent, key := slotAt(c, app.SlotVolumes)
+		dropNamed(parent, key, sidecar.AuthVolumeName)
 	}
 	drv, _, err := c.Ensure(app.SlotDriverContainer)
 	if err != nil {
@@ -258,81 +243,68 @@ func injectCarrier(a *app.App, o Options) {
 	if o.RuntimeAuth.Kind != "" && c.Kind == app.KindKubeflow && c.Route == app.RouteWebhook {
 		upsertNamed(drv, "volumeMounts", authMount())
 	} else {
-		removeByName(drv, "volumeMounts", sidecar.AuthVolumeName)
+		dropNamed(drv, "volumeMounts", sidecar.AuthVolumeName)
 	}
 	addPreStop(drv)
 }
 
-// removeIn drops the element called name from the sequence list.
-func removeIn(list *yaml.Node, name string) {
-	yamlx.Filter(list, func(e *yaml.Node) bool { return yamlx.GetStr(e, "name") != name })
+// dropNamed is the one way sparkui takes its entries out of a named list (containers,
+// volumes, mounts): it removes from the sequence parent[key] the entries called one of names,
+// and the key when that removal empties it; a list that was empty before is the user's and
+// is kept. It reports whether anything was removed.
+func dropNamed(parent *yaml.Node, key string, names ...string) bool {
+	list := yamlx.Get(parent, key)
+	if list == nil || list.Kind != yaml.SequenceNode {
+		return false
+	}
+	removed := yamlx.Filter(list, func(e *yaml.Node) bool {
+		return e.Kind != yaml.MappingNode || !slices.Contains(names, yamlx.GetStr(e, "name"))
+	})
+	if removed && len(list.Content) == 0 {
+		yamlx.Delete(parent, key)
+	}
+	return removed
+}
+
+// dropOurPreStop removes sparkui's withdraw preStop from the container-like mapping c, and
+// the lifecycle when that removal empties it: a lifecycle that was empty before (the user's
+// `lifecycle: {}`) is kept, as dropNamed keeps an empty list.
+func dropOurPreStop(c *yaml.Node) bool {
+	lc := yamlx.Get(c, "lifecycle")
+	if lc == nil || lc.Kind != yaml.MappingNode || !app.IsOurPreStop(yamlx.Get(lc, "preStop")) {
+		return false
+	}
+	yamlx.Delete(lc, "preStop")
+	if len(lc.Content) == 0 {
+		yamlx.Delete(c, "lifecycle")
+	}
+	return true
 }
 
 // RemoveRuntime undoes InjectRuntime, for an application whose UI was switched off.
 func RemoveRuntime(a *app.App) {
-	if !a.IsPod() {
-		removeCarrier(a)
-		return
-	}
-	spec := yamlx.Get(a.Pod.YNode(), "spec")
-	removeNamed(spec, "initContainers")
-	removeNamed(spec, "volumes")
-	if c := a.DriverContainerNode(); c != nil {
-		removeNamed(c, "volumeMounts")
-		if lc := yamlx.Get(c, "lifecycle"); lc != nil {
-			if app.IsOurPreStop(yamlx.Get(lc, "preStop")) {
-				yamlx.Delete(lc, "preStop")
-			}
-			if len(lc.Content) == 0 {
-				yamlx.Delete(c, "lifecycle")
-			}
-		}
-	}
-}
-
-// removeByName drops the element called name from a named list (and the list when empty).
-func removeByName(parent *yaml.Node, key, name string) {
-	list := yamlx.Get(parent, key)
-	if yamlx.Filter(list, func(e *yaml.Node) bool { return yamlx.GetStr(e, "name") != name }) && len(list.Content) == 0 {
-		yamlx.Delete(parent, key)
-	}
-}
-
-// removeNamed drops sparkui's entry (container, volume or mount) from a named list.
-func removeNamed(parent *yaml.Node, key string) {
-	list := yamlx.Get(parent, key)
-	mine := func(e *yaml.Node) bool {
-		n := yamlx.GetStr(e, "name")
-		return n == sidecar.ContainerName || n == sidecar.VolumeName || n == sidecar.AuthVolumeName
-	}
-	if yamlx.Filter(list, func(e *yaml.Node) bool { return !mine(e) }) && len(list.Content) == 0 {
-		yamlx.Delete(parent, key)
-	}
+	removeCarrier(a)
 }
 
 // removeCarrier is RemoveRuntime for carriers: only what exists is looked at, nothing is
 // created.
 func removeCarrier(a *app.App) {
-	a.Carrier.RemoveOffRoute()
+	c := a.Carrier
+	RemoveOffRoute(c)
 	for _, s := range []app.Slot{app.SlotInitContainers, app.SlotVolumes} {
-		list, _ := a.Slot(s)
-		yamlx.Filter(list, func(e *yaml.Node) bool {
-			n := yamlx.GetStr(e, "name")
-			return n != sidecar.ContainerName && n != sidecar.VolumeName && n != sidecar.AuthVolumeName
-		})
+		_, parent, key := slotAt(c, s)
+		dropNamed(parent, key, sidecar.ContainerName, sidecar.VolumeName, sidecar.AuthVolumeName)
 	}
-	if labels, _ := a.Slot(app.SlotPodLabels); labels != nil && labels.Kind == yaml.MappingNode {
-		yamlx.Delete(labels, a.IdentityKey)
-	}
-	if c := a.DriverContainerNode(); c != nil && c.Kind == yaml.MappingNode {
-		removeNamed(c, "volumeMounts")
-		if lc := yamlx.Get(c, "lifecycle"); lc != nil {
-			if app.IsOurPreStop(yamlx.Get(lc, "preStop")) {
-				yamlx.Delete(lc, "preStop")
-			}
-			if len(lc.Content) == 0 {
-				yamlx.Delete(c, "lifecycle")
+	if !c.SparkOwnsIdentityLabel() {
+		if _, parent, key := slotAt(c, app.SlotPodLabels); parent != nil {
+			if labels := yamlx.Get(parent, key); labels != nil && labels.Kind == yaml.MappingNode &&
+				yamlx.Delete(labels, a.IdentityKey) && len(labels.Content) == 0 {
+				yamlx.Delete(parent, key)
 			}
 		}
+	}
+	if drv := a.DriverContainerNode(); drv != nil && drv.Kind == yaml.MappingNode {
+		dropNamed(drv, "volumeMounts", sidecar.VolumeName, sidecar.AuthVolumeName)
+		dropOurPreStop(drv)
 	}
 }

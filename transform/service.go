@@ -55,7 +55,7 @@ func copyIPFamilies(a *app.App, spec *yaml.Node) {
 	var src *yaml.Node
 	if a.DriverService != nil {
 		src = yamlx.Get(a.DriverService.YNode(), "spec")
-	} else if !a.IsPod() {
+	} else {
 		src = app.WantIPFamilies(a)
 	}
 	for _, k := range []string{"ipFamilyPolicy", "ipFamilies"} {
@@ -74,7 +74,7 @@ func EnsureUIService(a *app.App, o Options) {
 	rn := a.UIService
 	ensureOwnMeta(rn, a, a.UIServiceName)
 	for _, f := range app.RuntimeOwnedFields(rn.YNode()) {
-		f.Remove(rn.YNode())
+		removeRuntimeOwned(rn.YNode(), f)
 	}
 	ann := yamlx.Ensure(yamlx.Get(rn.YNode(), "metadata"), "annotations")
 	if !app.FluxCreatesOnly(rn.YNode()) {
@@ -113,4 +113,14 @@ func deepCopy(n *yaml.Node) *yaml.Node {
 		c.Content[i] = deepCopy(e)
 	}
 	return &c
+}
+
+// removeRuntimeOwned deletes a field the runtime writes from the UI Service svc, and an
+// annotations map that leaves empty.
+func removeRuntimeOwned(svc *yaml.Node, f app.RuntimeOwned) {
+	yamlx.Delete(f.Parent, f.Key)
+	md := yamlx.Get(svc, "metadata")
+	if ann := yamlx.Get(md, "annotations"); ann == f.Parent && len(ann.Content) == 0 {
+		yamlx.Delete(md, "annotations")
+	}
 }

@@ -65,19 +65,17 @@ func Apply(m *app.Model, o Options) ([]*yaml.RNode, []Note) {
 			RemoveRuntime(a)
 			continue
 		}
-		if !a.IsPod() {
-			// Fail before adding anything: a carrier whose slots cannot be written gets no
-			// Service or RBAC that nothing would bind.
-			if err := PrepareCarrier(a); err != nil {
-				n := Note{App: a, Object: a.Pod, Rule: "SUI030", Error: true, Msg: err.Error()}
-				var se *app.ShapeError
-				if errors.As(err, &se) {
-					n.Field = se.Field
-					n.Msg = se.Kind + " " + nsSlash(se.Namespace, se.Name) + ": " + se.Field + " " + se.Msg + "; sparkui adds nothing for it"
-				}
-				notes = append(notes, n)
-				continue
+		// Fail before adding anything: a carrier whose slots cannot be written gets no
+		// Service or RBAC that nothing would bind.
+		if err := PrepareCarrier(a); err != nil {
+			n := Note{App: a, Object: a.Pod, Rule: "SUI030", Error: true, Msg: err.Error()}
+			var se *app.ShapeError
+			if errors.As(err, &se) {
+				n.Field = se.Field
+				n.Msg = se.Kind + " " + nsSlash(se.Namespace, se.Name) + ": " + se.Field + " " + se.Msg + "; sparkui adds nothing for it"
 			}
+			notes = append(notes, n)
+			continue
 		}
 		if a.UIService == nil {
 			a.UIService = NewUIService(a, o)

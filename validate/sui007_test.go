@@ -86,7 +86,7 @@ aggregationRule: {clusterRoleSelectors: [{matchLabels: {none: "1"}}]}
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := checkSUI007(&Context{Model: app.Build(items, nil)})
+			got := checkSUI007(&Context{Model: app.BuildWith(items, app.CarrierOptions{})})
 			if allowed := len(got) == 0; allowed != tc.allowed {
 				t.Errorf("allowed = %v, want %v (%v)", allowed, tc.allowed, got)
 			}

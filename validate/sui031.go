@@ -33,7 +33,7 @@ spec:
 func checkSUI031(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.IsPod() || (a.Carrier.Kind != app.KindKubeflow && a.Carrier.Kind != app.KindApache) {
+		if a.Carrier.Kind != app.KindKubeflow && a.Carrier.Kind != app.KindApache {
 			continue
 		}
 		if _, ok := a.Props[sparkconf.KeyUIPort]; ok && a.Settings.UIPort == 0 {

@@ -28,7 +28,7 @@ metadata:
 func checkSUI032(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.IsPod() || a.Carrier.Kind != app.KindKubeflow || !a.Settings.UIEnabled {
+		if a.Carrier.Kind != app.KindKubeflow || !a.Settings.UIEnabled {
 			continue
 		}
 		theirs := a.Carrier.Name + "-ui-svc"

@@ -40,7 +40,7 @@ var SUI033 = Rule{
 func checkSUI033(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.IsPod() || a.Carrier.Kind != app.KindKubeflow || a.Carrier.UserLifecyclePath == "" || !a.Settings.UIEnabled {
+		if a.Carrier.Kind != app.KindKubeflow || a.Carrier.UserLifecyclePath == "" || !a.Settings.UIEnabled {
 			continue
 		}
 		// spec.driver is the webhook route's driver slot; on the template route that slot is

@@ -28,7 +28,7 @@ spec:
 func checkSUI035(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.IsPod() || a.Carrier.Kind != app.KindWorkload || a.Carrier.Replicas <= 1 {
+		if a.Carrier.Kind != app.KindWorkload || a.Carrier.Replicas <= 1 {
 			continue
 		}
 		out = append(out, Finding{Object: a.Pod, Field: a.Carrier.ReplicasPath,

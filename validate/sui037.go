@@ -29,7 +29,7 @@ spec:
 func checkSUI037(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.IsPod() || a.Carrier.Kind != app.KindApache || a.Carrier.DeployMode != "client" {
+		if a.Carrier.Kind != app.KindApache || a.Carrier.DeployMode != "client" {
 			continue
 		}
 		out = append(out, Finding{Object: a.Pod, Field: "spec.deploymentMode",

@@ -27,7 +27,7 @@ var SUI039 = Rule{
 func checkSUI039(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.IsPod() || !a.Carrier.TemplateRouteRefused() {
+		if !a.Carrier.TemplateRouteRefused() {
 			continue
 		}
 		field := "spec.sparkVersion"

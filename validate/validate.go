@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/fieldpath"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
@@ -118,10 +119,7 @@ func Lookup(id string) (Rule, bool) {
 
 // DataKeyPath is the field path of a ConfigMap data key; keys hold dots, so they are quoted.
 func DataKeyPath(key string) string {
-	if strings.ContainsAny(key, ".[]\"") {
-		return `data["` + key + `"]`
-	}
-	return "data." + key
+	return fieldpath.Key("data", key)
 }
 
 // objName is "Kind ns/name" for messages.

@@ -1,11 +1,6 @@
 package app
 
-import (
-	"sigs.k8s.io/kustomize/kyaml/yaml"
-
-	"github.com/sparkui/sparkui/internal/names"
-	"github.com/sparkui/sparkui/internal/yamlx"
-)
+import "github.com/sparkui/sparkui/internal/fieldpath"
 
 // The Apache spark-kubernetes-operator (github.com/apache/spark-kubernetes-operator, tag
 // 1.0.0). It builds the driver in-process with Spark's own KubernetesDriverBuilder from
@@ -15,8 +10,6 @@ import (
 // detectApache reads a spark.apache.org/v1 or v1beta1 SparkApplication. Both versions have
 // the same driverSpec, sparkConf, mainClass and deploymentMode.
 func (c *Carrier) detectApache() error {
-	c.Kind = KindApache
-	c.base = []string{"spec"}
 	var err error
 	if c.Conf, err = c.readStringMap("spec", "sparkConf"); err != nil {
 		return err
@@ -52,7 +45,7 @@ func (c *Carrier) detectApache() error {
 	// DriverKubernetesCredentialsFeatureStep → KubernetesUtils.buildPodWithServiceAccount);
 	// the upstream examples set the conf.
 	if sa := c.Conf[KeyDriverSA]; sa != "" {
-		c.ServiceAccount, c.ServiceAccountPath = sa, c.ConfPath+`["`+KeyDriverSA+`"]`
+		c.ServiceAccount, c.ServiceAccountPath = sa, fieldpath.Key(c.ConfPath, KeyDriverSA)
 	} else {
 		c.ServiceAccount, c.ServiceAccountPath = tmplSA, tmplSAPath
 	}
@@ -60,40 +53,4 @@ func (c *Carrier) detectApache() error {
 	// characters): known before the run only when the conf fixes it.
 	c.DriverPodName = c.Conf[KeyDriverPodName]
 	return nil
-}
-
-// PinDriverContainer sets spark.kubernetes.driver.podTemplateContainerName on an Apache
-// carrier whose template has containers and whose sparkConf lacks the key, to the name Spark
-// will give the driver container: the first container's (the operator does not set the key,
-// so Spark's selectSparkContainer takes the first container, and BasicDriverFeatureStep
-// keeps its name, or names it spark-kubernetes-driver when it has none). With the key set,
-// the operator's ModelUtils.findDriverMainContainerStatus watches that container only
-// instead of treating every container as a main one. It reports whether it changed the
-// object; on other carriers it does nothing.
-func (c *Carrier) PinDriverContainer() (bool, error) {
-	if c.Kind != KindApache {
-		return false, nil
-	}
-	if _, set := c.Conf[KeyPodTemplateCtr]; set {
-		return false, nil
-	}
-	cs, _, err := c.walkSeq(false, "spec", "driverSpec", "podTemplateSpec", "spec", "containers")
-	if err != nil || len(yamlx.Items(cs)) == 0 {
-		return false, err
-	}
-	first := cs.Content[0]
-	if first.Kind != yaml.MappingNode {
-		return false, c.shapeErr("spec.driverSpec.podTemplateSpec.spec.containers[0]", "is "+shapeName(first)+", want a mapping")
-	}
-	name := yamlx.GetStr(first, "name")
-	if name == "" {
-		name = names.DriverContainer
-	}
-	conf, _, err := c.walk(true, "spec", "sparkConf")
-	if err != nil {
-		return false, err
-	}
-	yamlx.Set(conf, KeyPodTemplateCtr, yamlx.NewStr(name))
-	c.Conf[KeyPodTemplateCtr] = name
-	return true, nil
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/internal/fieldpath"
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sparkconf"
 	"github.com/sparkui/sparkui/internal/yamlx"
@@ -74,8 +75,6 @@ type App struct {
 	ConnectServer bool
 	// ServiceAccount is the Pod's serviceAccountName (or deprecated serviceAccount), "" if unset.
 	ServiceAccount string
-	// DriverContainer is the index in spec.containers of Spark's driver container, -1 if none.
-	DriverContainer int
 
 	Prefix string
 	// UIService, Role and RoleBinding are what sparkui added for this app before (found by
@@ -149,11 +148,6 @@ func Labels(rn *yaml.RNode) map[string]string {
 	return yamlx.StringMap(yamlx.Get(rn.YNode(), "metadata", "labels"))
 }
 
-// IsOurs reports whether rn is something sparkui added for the application with appID.
-func IsOurs(rn *yaml.RNode, appID string) bool {
-	return IsOursBy(rn, names.LabelAppSelector, appID)
-}
-
 // IsOursBy reports whether rn is something sparkui added for the application whose identity
 // label is key=value.
 func IsOursBy(rn *yaml.RNode, key, value string) bool {
@@ -222,45 +216,20 @@ func pickDriverService(svcs []*yaml.RNode) *yaml.RNode {
 // the kubeflow webhook route it is spec.driver, whose lifecycle, volumeMounts and ports the
 // operator's webhook copies into the Spark container.
 func (a *App) DriverContainerNode() *yaml.Node {
-	if !a.IsPod() {
-		n, _, _ := a.Carrier.Lookup(SlotDriverContainer)
-		return n
-	}
-	cs := yamlx.Items(yamlx.Get(a.Pod.YNode(), "spec", "containers"))
-	if a.DriverContainer < 0 || a.DriverContainer >= len(cs) {
-		return nil
-	}
-	return cs[a.DriverContainer]
+	n, _, _ := a.Carrier.Lookup(SlotDriverContainer)
+	return n
 }
 
 // DriverContainerPath is the driver container's field path, e.g. "spec.containers[0]",
 // "spec.driver.template.spec.containers[0]".
 func (a *App) DriverContainerPath() string {
-	if !a.IsPod() {
-		_, p, _ := a.Carrier.Lookup(SlotDriverContainer)
-		return p
-	}
-	return "spec.containers[" + strconv.Itoa(a.DriverContainer) + "]"
+	_, p, _ := a.Carrier.Lookup(SlotDriverContainer)
+	return p
 }
 
 // Slot is the node and field path of one of the driver's pod-level places (nil node when
 // absent; the path is then where it would be written).
 func (a *App) Slot(s Slot) (*yaml.Node, string) {
-	if a.IsPod() {
-		spec := yamlx.Get(a.Pod.YNode(), "spec")
-		switch s {
-		case SlotPodSpec:
-			return spec, "spec"
-		case SlotInitContainers:
-			return yamlx.Get(spec, "initContainers"), "spec.initContainers"
-		case SlotVolumes:
-			return yamlx.Get(spec, "volumes"), "spec.volumes"
-		case SlotPodLabels:
-			return yamlx.Get(a.Pod.YNode(), "metadata", "labels"), "metadata.labels"
-		case SlotDriverContainer:
-			return a.DriverContainerNode(), a.DriverContainerPath()
-		}
-	}
 	n, p, _ := a.Carrier.Lookup(s)
 	return n, p
 }
@@ -277,29 +246,28 @@ func (a *App) Containers() (*yaml.Node, string) {
 
 // ServiceAccountField is the field that sets (or would set) the driver's ServiceAccount.
 func (a *App) ServiceAccountField() string {
-	if a.IsPod() {
-		return "spec.serviceAccountName"
+	c := a.Carrier
+	if c.ServiceAccountPath != "" && c.Kind != KindPod {
+		// A spark-submit Pod's deprecated spec.serviceAccount is not where the name belongs.
+		return c.ServiceAccountPath
 	}
-	if a.Carrier.ServiceAccountPath != "" {
-		return a.Carrier.ServiceAccountPath
+	switch {
+	case c.profile.saField != nil:
+		// kubeflow's driver.serviceAccount: its validating webhook at HEAD refuses the conf key.
+		return joinPath(cat(c.base, c.profile.saField...)...)
+	case c.profile.saConf:
+		return fieldpath.Key(c.ConfPath, KeyDriverSA)
 	}
-	switch a.Carrier.Kind {
-	case KindKubeflow:
-		// driver.serviceAccount: the kubeflow validating webhook at HEAD refuses the conf key.
-		return joinPath(cat(a.Carrier.base, "driver", "serviceAccount")...)
-	case KindApache:
-		return `spec.sparkConf["` + KeyDriverSA + `"]`
-	}
-	return joinPath(a.Carrier.podSpecPath()...) + ".serviceAccountName"
+	return joinPath(c.podSpecPath()...) + ".serviceAccountName"
 }
 
 // ConfField is the field path of Spark property key in the carrier's conf, "" when the conf
 // is not one field (spark-submit Pods, workloads).
 func (a *App) ConfField(key string) string {
-	if a.IsPod() || a.Carrier.ConfPath == "" {
+	if a.Carrier.ConfPath == "" {
 		return ""
 	}
-	return a.Carrier.ConfPath + `["` + key + `"]`
+	return fieldpath.Key(a.Carrier.ConfPath, key)
 }
 
 // Source is where an object came from, for results: the path and index annotations kustomize

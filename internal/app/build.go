@@ -11,16 +11,22 @@ import (
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
-// build makes one application from its carrier: what the driver's pod spec says, its Spark
-// conf, its identity, the objects in the input that belong to it, and the names of what
-// sparkui adds for it. Names are handed out in carrier order, so a rerun gets the same ones.
-func (ix *index) build(c carrier, sparkConf map[string]string) *App {
-	a := &App{Pod: c.object, Namespace: c.namespace, PodName: c.name, Carrier: c.podCarrier()}
-	a.readPodSpec(c.podSpec)
-	a.readSparkConf(c.podSpec, ix.configMaps, sparkConf)
-	a.identify(c.labels)
+// buildPod makes one application from a spark-submit driver Pod's carrier: what the
+// driver's pod spec says, its Spark conf (from the ConfigMap mounted as its conf volume, which
+// only the indexed input knows), its identity, the objects in the input that belong to it
+// (the Services selecting it), and the names of what sparkui adds for it. Names are handed
+// out in carrier order, so a rerun gets the same ones.
+func (ix *index) buildPod(c *Carrier, sparkConf map[string]string) *App {
+	a := &App{Pod: c.Object, Namespace: c.Namespace, PodName: c.Name, Carrier: c}
+	spec := yamlx.Get(c.Object.YNode(), "spec")
+	labels := Labels(c.Object)
+	a.HostNetwork = c.HostNetwork
+	a.ServiceAccount = c.ServiceAccount
+	a.readConnectServer()
+	a.readSparkConf(spec, ix.configMaps, sparkConf)
+	a.identify(labels)
 	a.IdentityKey, a.IdentityValue = names.LabelAppSelector, a.AppID
-	ix.attach(a, c.labels)
+	ix.attach(a, labels)
 	ix.name(a)
 	return a
 }
@@ -37,7 +43,6 @@ func (ix *index) buildCarrier(c *Carrier) *App {
 	a.Props = c.Conf
 	a.ConfError = c.ConfError
 	a.Settings, a.SettingErrors = sparkconf.Derive(a.Props)
-	a.DriverContainer = -1
 	if c.Kind == KindWorkload {
 		// The workload's Pod is the driver (client or driver-only mode): Spark's app id is
 		// spark.app.id when the conf sets it, else made up at start (local-…,
@@ -69,38 +74,13 @@ func (ix *index) buildCarrier(c *Carrier) *App {
 	return a
 }
 
-// podCarrier is the Carrier of a spark-submit driver Pod, for what it shares with the other
-// carriers (slots, shape checks).
-func (c carrier) podCarrier() *Carrier {
-	return &Carrier{Kind: KindPod, Object: c.object, APIVersion: "v1", ObjectKind: "Pod", Name: c.name, Namespace: c.namespace}
-}
-
-func (a *App) readPodSpec(spec *yaml.Node) {
-	a.HostNetwork = yamlx.GetStr(spec, "hostNetwork") == "true"
-	a.ServiceAccount = yamlx.GetStr(spec, "serviceAccountName")
-	if a.ServiceAccount == "" {
-		a.ServiceAccount = yamlx.GetStr(spec, "serviceAccount")
-	}
-	a.DriverContainer = -1
-	containers := yamlx.Items(yamlx.Get(spec, "containers"))
-	for i, c := range containers {
-		if yamlx.GetStr(c, "name") == names.DriverContainer {
-			// The first, as Carrier.driverContainer (whose shape was checked) finds it.
-			a.DriverContainer = i
-			break
-		}
-	}
-	if a.DriverContainer < 0 && len(containers) > 0 {
-		// A pod template may rename Spark's container; Spark then uses the first one.
-		a.DriverContainer = 0
-	}
-	if a.DriverContainer >= 0 {
-		c := containers[a.DriverContainer]
-		for _, key := range []string{"command", "args"} {
-			for _, arg := range yamlx.Items(yamlx.Get(c, key)) {
-				if t := yamlx.Str(arg); strings.Contains(t, ConnectServerClass) || strings.HasSuffix(t, "/"+connectServerScript) || t == connectServerScript {
-					a.ConnectServer = true
-				}
+// readConnectServer reports a driver container that runs a Spark Connect server.
+func (a *App) readConnectServer() {
+	c := a.DriverContainerNode()
+	for _, key := range []string{"command", "args"} {
+		for _, arg := range yamlx.Items(yamlx.Get(c, key)) {
+			if t := yamlx.Str(arg); strings.Contains(t, ConnectServerClass) || strings.HasSuffix(t, "/"+connectServerScript) || t == connectServerScript {
+				a.ConnectServer = true
 			}
 		}
 	}

@@ -83,7 +83,7 @@ kind: SparkApplication
 metadata: {name: ok, namespace: x}
 spec: {runtimeVersions: {sparkVersion: 4.0.1}}
 `)
-	m := Build(objs, nil)
+	m := BuildWith(objs, CarrierOptions{})
 	if len(m.Apps) != 1 || m.Apps[0].Carrier.Name != "ok" {
 		t.Errorf("apps %v", m.Apps)
 	}
@@ -143,7 +143,7 @@ kind: Pod
 metadata: {name: d-driver, namespace: x, labels: {spark-role: driver}}
 spec: {containers: [{name: spark-kubernetes-driver}]}
 `)
-	m := Build(objs, nil)
+	m := BuildWith(objs, CarrierOptions{})
 	var built []*yaml.RNode
 	for _, a := range m.Apps {
 		built = append(built, a.Pod)

@@ -9,8 +9,9 @@ package app
 // really carries them into the driver Pod. Transform and validate work on the model built
 // from it and never look at the carrier's own field layout.
 //
-// app.BuildWith builds an application from every carrier (index.go, build.go's
-// buildCarrier; spark-submit Pods keep their own path there). docs/operators.md says where
+// app.BuildWith detects every carrier with DetectCarrier and builds an application from it
+// (index.go; build.go's buildPod for a spark-submit Pod, whose conf and prefix come from other
+// objects of the input, buildCarrier for the rest). docs/operators.md says where
 // each carrier's facts come from in the operators' sources.
 
 import (
@@ -181,6 +182,8 @@ type Carrier struct {
 	// ("spec", "spec.template" for a ScheduledSparkApplication) or a workload's pod
 	// template ("spec.template", "spec.jobTemplate.spec.template"); "" for a Pod.
 	base []string
+	// profile is the row of carrierProfiles the object matched.
+	profile *carrierProfile
 }
 
 // DetectCarrier reports whether rn carries a Spark driver: nil, nil when it does not; an
@@ -190,21 +193,13 @@ func DetectCarrier(rn *yaml.RNode, opts CarrierOptions) (*Carrier, error) {
 		return nil, nil
 	}
 	av, kind := kindOf(rn)
-	c := &Carrier{Object: rn, APIVersion: av, ObjectKind: kind, Replicas: 1, Conf: map[string]string{}}
-	c.Namespace, c.Name = Meta(rn)
-	var ok bool
-	var err error
-	switch {
-	case av == "v1" && kind == "Pod":
-		ok, err = c.detectPod()
-	case av == "apps/v1" && (kind == "Deployment" || kind == "StatefulSet"),
-		av == "batch/v1" && (kind == "Job" || kind == "CronJob"):
-		ok, err = c.detectWorkload(opts)
-	case av == kubeflowAPIVersion && (kind == "SparkApplication" || kind == "ScheduledSparkApplication"):
-		ok, err = true, c.detectKubeflow(opts)
-	case (av == "spark.apache.org/v1" || av == "spark.apache.org/v1beta1") && kind == "SparkApplication":
-		ok, err = true, c.detectApache()
+	p := carrierKinds[[2]string{av, kind}]
+	if p == nil {
+		return nil, nil
 	}
+	c := &Carrier{Kind: p.kind, profile: p, base: p.base, Object: rn, APIVersion: av, ObjectKind: kind, Replicas: 1, Conf: map[string]string{}}
+	c.Namespace, c.Name = Meta(rn)
+	ok, err := p.detect(c, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +220,7 @@ func DetectCarrier(rn *yaml.RNode, opts CarrierOptions) (*Carrier, error) {
 // application label for every other carrier. A Pod without the label gets "" here: Build
 // derives its app id from the conf (app.go).
 func (c *Carrier) IdentityLabels() map[string]string {
-	if c.Kind == KindPod {
+	if c.SparkOwnsIdentityLabel() {
 		return map[string]string{names.LabelAppSelector: yamlx.GetStr(c.Object.YNode(), "metadata", "labels", names.LabelAppSelector)}
 	}
 	return map[string]string{LabelApplication: c.IdentityValue()}

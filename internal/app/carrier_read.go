@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/internal/fieldpath"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
@@ -68,7 +69,7 @@ func (c *Carrier) readStringMap(keys ...string) (map[string]string, error) {
 			return nil, c.shapeErr(path, "has a key that is not a string")
 		}
 		if v.Kind != yaml.ScalarNode {
-			return nil, c.shapeErr(fmt.Sprintf("%s[%q]", path, k.Value), "is "+shapeName(v)+", want a string")
+			return nil, c.shapeErr(fieldpath.Key(path, k.Value), "is "+shapeName(v)+", want a string")
 		}
 		m[k.Value] = v.Value
 	}

@@ -809,51 +809,6 @@ func TestEnsureWorkloadWithoutContainer(t *testing.T) {
 	}
 }
 
-func TestPinDriverContainer(t *testing.T) {
-	tests := []struct {
-		name, doc string
-		changed   bool
-		wantConf  string // the sparkConf line after, "" for none
-	}{
-		{"first container's name", "spec:\n  driverSpec: {podTemplateSpec: {spec: {containers: [{name: main}, {name: proxy}]}}}\n",
-			true, "main"},
-		{"nameless container", "spec:\n  sparkConf: {a: b}\n  driverSpec: {podTemplateSpec: {spec: {containers: [{image: x}]}}}\n",
-			true, "spark-kubernetes-driver"},
-		{"key already set", "spec:\n  sparkConf: {spark.kubernetes.driver.podTemplateContainerName: proxy}\n" +
-			"  driverSpec: {podTemplateSpec: {spec: {containers: [{name: main}, {name: proxy}]}}}\n", false, "proxy"},
-		{"no containers", "spec:\n  driverSpec: {podTemplateSpec: {spec: {priorityClassName: x}}}\n", false, ""},
-		{"no template", "spec:\n  sparkConf: {a: b}\n", false, ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			doc := "apiVersion: spark.apache.org/v1\nkind: SparkApplication\nmetadata: {name: pi}\n" + tc.doc
-			c := detectOne(t, readObjects(t, doc), CarrierOptions{})
-			changed, err := c.PinDriverContainer()
-			if err != nil || changed != tc.changed {
-				t.Fatalf("PinDriverContainer = %t, %v; want %t", changed, err, tc.changed)
-			}
-			got := yamlx.GetStr(c.Object.YNode(), "spec", "sparkConf", KeyPodTemplateCtr)
-			if got != tc.wantConf || c.Conf[KeyPodTemplateCtr] != tc.wantConf {
-				t.Errorf("podTemplateContainerName = %q (Conf %q), want %q", got, c.Conf[KeyPodTemplateCtr], tc.wantConf)
-			}
-			if changed {
-				// Spark then selects the container the key names: the one Lookup returns.
-				if _, path, err := c.Lookup(SlotDriverContainer); err != nil || path != "spec.driverSpec.podTemplateSpec.spec.containers[0]" {
-					t.Errorf("driver container after pinning at %q, %v; want containers[0]", path, err)
-				}
-				again, err := c.PinDriverContainer()
-				if again || err != nil {
-					t.Errorf("second PinDriverContainer = %t, %v; want false", again, err)
-				}
-			}
-		})
-	}
-	k := detectOne(t, fixture(t, "kubeflow-scheduled.yaml"), CarrierOptions{})
-	if changed, err := k.PinDriverContainer(); changed || err != nil {
-		t.Errorf("PinDriverContainer on kubeflow = %t, %v; want false, nil", changed, err)
-	}
-}
-
 func TestSubmitArgs(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -1080,8 +1035,7 @@ func exercise(rn *yaml.RNode, opts CarrierOptions) (err error) {
 			return err
 		}
 	}
-	_, err = c.PinDriverContainer()
-	return err
+	return nil
 }
 
 // allNodes lists n and its descendants, depth first.

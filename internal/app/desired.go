@@ -6,6 +6,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/internal/fieldpath"
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/sparkconf"
@@ -68,7 +69,7 @@ func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config 
 		role = "" // the runtime's default
 	}
 	var guard, selector, appID = "", "", a.AppID
-	if !a.IsPod() {
+	if !a.Carrier.SparkOwnsIdentityLabel() {
 		// A carrier's UI Service is the pipeline's, shared by the carrier's successive runs,
 		// and carries no app id: the runtime guards on the identity label, leaves the
 		// Service's owners alone (deleting a finished run's Pod must not collect it) and binds
@@ -83,7 +84,7 @@ func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config 
 	return sidecar.Config{
 		GuardLabel:       guard,
 		PodSelector:      selector,
-		NoOwnerReference: !a.IsPod(),
+		NoOwnerReference: !a.Carrier.SparkOwnsIdentityLabel(),
 		Role:             role,
 		ExternalURI:      uri,
 		Service:          a.UIServiceName,
@@ -106,23 +107,10 @@ func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config 
 // a Deployment's pod-template-hash (one per rollout: SUI035/SUI036 keep it to one driver Pod).
 // "" for a spark-submit Pod, whose app id is known at build time.
 func (a *App) RunLabel() (key, env string) {
-	if a.Carrier == nil {
+	if a.Carrier == nil || a.Carrier.profile == nil {
 		return "", ""
 	}
-	switch a.Carrier.Kind {
-	case KindKubeflow, KindApache:
-		return names.LabelAppSelector, sidecar.EnvAppID
-	case KindWorkload:
-		switch a.Carrier.ObjectKind {
-		case "Job", "CronJob":
-			return "batch.kubernetes.io/controller-uid", sidecar.EnvRunLabel
-		case "StatefulSet":
-			return "statefulset.kubernetes.io/pod-name", sidecar.EnvRunLabel
-		case "Deployment":
-			return "pod-template-hash", sidecar.EnvRunLabel
-		}
-	}
-	return "", ""
+	return a.Carrier.profile.runLabel, a.Carrier.profile.runEnv
 }
 
 // RuntimeEnv is the downward-API env the runtime needs beyond POD_NAME, POD_NAMESPACE and
@@ -151,18 +139,10 @@ type RuntimeOwned struct {
 	Path string // field path
 	What string // the field in words, for messages
 	// Value is the declared value when it is a scalar.
-	Value  string
-	parent *yaml.Node
-	key    string
-}
-
-// Remove deletes the field from the Service, and an annotations map it leaves empty.
-func (f RuntimeOwned) Remove(svc *yaml.Node) {
-	yamlx.Delete(f.parent, f.key)
-	md := yamlx.Get(svc, "metadata")
-	if ann := yamlx.Get(md, "annotations"); ann == f.parent && len(ann.Content) == 0 {
-		yamlx.Delete(md, "annotations")
-	}
+	Value string
+	// Parent is the mapping that holds the field under Key (transform removes it from there).
+	Parent *yaml.Node
+	Key    string
 }
 
 // RuntimeOwnedFields lists the runtime's fields svc declares: each port's targetPort,
@@ -171,17 +151,17 @@ func RuntimeOwnedFields(svc *yaml.Node) []RuntimeOwned {
 	var out []RuntimeOwned
 	for i, p := range yamlx.Items(yamlx.Get(svc, "spec", "ports")) {
 		if t := yamlx.Get(p, "targetPort"); t != nil {
-			out = append(out, RuntimeOwned{Path: "spec.ports[" + strconv.Itoa(i) + "].targetPort", What: "targetPort", Value: yamlx.Str(t), parent: p, key: "targetPort"})
+			out = append(out, RuntimeOwned{Path: "spec.ports[" + strconv.Itoa(i) + "].targetPort", What: "targetPort", Value: yamlx.Str(t), Parent: p, Key: "targetPort"})
 		}
 	}
 	md := yamlx.Get(svc, "metadata")
 	if yamlx.Get(md, "ownerReferences") != nil {
-		out = append(out, RuntimeOwned{Path: "metadata.ownerReferences", What: "ownerReferences", parent: md, key: "ownerReferences"})
+		out = append(out, RuntimeOwned{Path: "metadata.ownerReferences", What: "ownerReferences", Parent: md, Key: "ownerReferences"})
 	}
 	ann := yamlx.Get(md, "annotations")
 	if v := yamlx.Get(ann, names.AnnotationResolvedExternalURI); v != nil {
-		out = append(out, RuntimeOwned{Path: `metadata.annotations["` + names.AnnotationResolvedExternalURI + `"]`,
-			What: "the " + names.AnnotationResolvedExternalURI + " annotation", Value: yamlx.Str(v), parent: ann, key: names.AnnotationResolvedExternalURI})
+		out = append(out, RuntimeOwned{Path: fieldpath.Key("metadata.annotations", names.AnnotationResolvedExternalURI),
+			What: "the " + names.AnnotationResolvedExternalURI + " annotation", Value: yamlx.Str(v), Parent: ann, Key: names.AnnotationResolvedExternalURI})
 	}
 	return out
 }

@@ -10,12 +10,6 @@ import (
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
-// Build finds the applications in items with the default kubeflow route. sparkConf stands
-// in for spark.properties for applications whose ConfigMap is not in the input.
-func Build(items []*yaml.RNode, sparkConf map[string]string) *Model {
-	return BuildWith(items, CarrierOptions{SparkConf: sparkConf})
-}
-
 // BuildWith finds the applications in items. opts.SparkConf stands in for spark.properties
 // for spark-submit Pods whose ConfigMap is not in the input, and is the base of a workload's
 // conf; opts.KubeflowRoute places kubeflow additions (opts.ConfigMap is set here).
@@ -27,58 +21,24 @@ func BuildWith(items []*yaml.RNode, opts CarrierOptions) *Model {
 	m := &Model{Items: items, Services: map[string][]*yaml.RNode{}, OperatorServices: map[string]map[string]string{}}
 	ix := newIndex(m)
 	opts.ConfigMap = func(ns, name string) *yaml.RNode { return ix.configMaps[nsName{ns, name}] }
-	for _, c := range ix.carriers {
-		if c.object != nil {
-			// A Pod whose fields sparkui writes into have another shape is left as written.
-			var se *ShapeError
-			if err := c.podCarrier().CheckSlots(); errors.As(err, &se) {
-				m.CarrierErrors = append(m.CarrierErrors, CarrierError{c.object, se})
-				continue
-			}
-			m.Apps = append(m.Apps, ix.build(c, opts.SparkConf))
-			continue
-		}
-		cr, err := DetectCarrier(c.other, opts)
+	for _, rn := range ix.carriers {
+		cr, err := DetectCarrier(rn, opts)
 		var se *ShapeError
 		switch {
 		case errors.As(err, &se):
-			m.CarrierErrors = append(m.CarrierErrors, CarrierError{c.other, se})
+			m.CarrierErrors = append(m.CarrierErrors, CarrierError{rn, se})
 		case err != nil:
-			m.CarrierErrors = append(m.CarrierErrors, CarrierError{c.other, &ShapeError{Msg: err.Error()}})
+			m.CarrierErrors = append(m.CarrierErrors, CarrierError{rn, &ShapeError{Msg: err.Error()}})
 		case cr == nil:
 		case cr.IsHistoryServer():
 			m.HistoryServers = append(m.HistoryServers, cr)
+		case cr.Kind == KindPod:
+			m.Apps = append(m.Apps, ix.buildPod(cr, opts.SparkConf))
 		default:
 			m.Apps = append(m.Apps, ix.buildCarrier(cr))
 		}
 	}
 	return m
-}
-
-// carrier is where one application was found: a spark-submit driver Pod (object, with the
-// driver's namespace, name, labels and pod spec), or another carrier kind's object (other),
-// read by DetectCarrier once the whole input is indexed.
-type carrier struct {
-	object          *yaml.RNode
-	namespace, name string
-	podSpec         *yaml.Node
-	labels          map[string]string
-
-	other *yaml.RNode
-}
-
-// carrierKinds are the apiVersion/kind pairs DetectCarrier reads (besides v1 Pod).
-var carrierKinds = map[[2]string]bool{
-	{"apps/v1", "Deployment"}: true, {"apps/v1", "StatefulSet"}: true,
-	{"batch/v1", "Job"}: true, {"batch/v1", "CronJob"}: true,
-	{kubeflowAPIVersion, "SparkApplication"}: true, {kubeflowAPIVersion, "ScheduledSparkApplication"}: true,
-	{"spark.apache.org/v1", "SparkApplication"}: true, {"spark.apache.org/v1beta1", "SparkApplication"}: true,
-}
-
-func podCarrier(pod *yaml.RNode) carrier {
-	c := carrier{object: pod, podSpec: yamlx.Get(pod.YNode(), "spec"), labels: Labels(pod)}
-	c.namespace, c.name = Meta(pod)
-	return c
 }
 
 type svcInfo struct {
@@ -114,7 +74,9 @@ func identities(l map[string]string) []string {
 // index is the input, looked up the ways building an application needs, plus the names
 // already handed out to the applications built so far.
 type index struct {
-	carriers   []carrier
+	// carriers are the objects of a carrier kind, in input order; DetectCarrier reads each
+	// once the whole input is indexed.
+	carriers   []*yaml.RNode
 	configMaps map[nsName]*yaml.RNode
 
 	// Services are indexed once: matching every Pod against every Service is quadratic, and
@@ -165,7 +127,7 @@ func newIndex(m *Model) *index {
 		av, kind := kindOf(it)
 		ns, name := Meta(it)
 		dup := false
-		if av == "v1" || av == "rbac.authorization.k8s.io/v1" || carrierKinds[[2]string{av, kind}] {
+		if av == "v1" || av == "rbac.authorization.k8s.io/v1" || carrierKinds[[2]string{av, kind}] != nil {
 			// One object per group, kind, namespace and name, whatever its version: Apache's
 			// v1 and v1beta1 SparkApplication x are one object to the API server.
 			group, _, versioned := strings.Cut(av, "/")
@@ -179,13 +141,13 @@ func newIndex(m *Model) *index {
 			seen[id] = true
 		}
 		switch {
-		case dup && (kind == "Pod" || carrierKinds[[2]string{av, kind}]):
+		case dup && carrierKinds[[2]string{av, kind}] != nil:
 			// A later copy of a carrier is no second application (two UI Services, two
 			// runtimes for one object): the first is rewritten, this one is left as it is and
 			// reported (SUI019).
 		case av == "v1" && kind == "Pod":
 			if Labels(it)[names.LabelSparkRole] == names.RoleDriver {
-				ix.carriers = append(ix.carriers, podCarrier(it))
+				ix.carriers = append(ix.carriers, it)
 			}
 		case av == "v1" && kind == "Service":
 			m.Services[ns] = append(m.Services[ns], it)
@@ -198,8 +160,8 @@ func newIndex(m *Model) *index {
 					ix.configMaps[prev] = it
 				}
 			}
-		case carrierKinds[[2]string{av, kind}]:
-			ix.carriers = append(ix.carriers, carrier{other: it})
+		case carrierKinds[[2]string{av, kind}] != nil:
+			ix.carriers = append(ix.carriers, it)
 			if av == kubeflowAPIVersion && kind == "SparkApplication" && name != "" {
 				if m.OperatorServices[ns] == nil {
 					m.OperatorServices[ns] = map[string]string{}

@@ -7,9 +7,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/sparkui/sparkui/internal/names"
-	"github.com/sparkui/sparkui/internal/sidecar"
-	"github.com/sparkui/sparkui/internal/yamlx"
+	"github.com/sparkui/sparkui/internal/fieldpath"
 )
 
 // The kubeflow spark-operator (github.com/kubeflow/spark-operator). Sources are named as in
@@ -25,11 +23,8 @@ var ErrNoPodSpec = errors.New("app: the kubeflow webhook route has no pod spec t
 // spec.template is the SparkApplicationSpec every run is created from
 // (scheduledsparkapplication/controller.go createSparkApplication copies it verbatim).
 func (c *Carrier) detectKubeflow(opts CarrierOptions) error {
-	c.Kind = KindKubeflow
 	c.Route = opts.KubeflowRoute
-	c.base = []string{"spec"}
 	if c.ObjectKind == "ScheduledSparkApplication" {
-		c.base = []string{"spec", "template"}
 		p, err := c.readScalar("spec", "concurrencyPolicy")
 		if err != nil {
 			return err
@@ -103,7 +98,7 @@ func (c *Carrier) detectKubeflow(opts CarrierOptions) error {
 	}
 	c.ServiceAccountPath = saPath
 	if c.ServiceAccount == "" {
-		c.ServiceAccount, c.ServiceAccountPath = c.Conf[KeyDriverSA], c.ConfPath+`["`+KeyDriverSA+`"]`
+		c.ServiceAccount, c.ServiceAccountPath = c.Conf[KeyDriverSA], fieldpath.Key(c.ConfPath, KeyDriverSA)
 	}
 	if c.ServiceAccount == "" {
 		c.ServiceAccount, c.ServiceAccountPath = tmplSA, tmplSAPath
@@ -171,116 +166,4 @@ func (c *Carrier) OffRoute() *Carrier {
 		o.Route = RouteTemplate
 	}
 	return &o
-}
-
-// RemoveOffRoute removes what sparkui writes on the kubeflow route not in use: the runtime
-// init container, the sparkui-runtime volume (and sparkui-runtime-auth), the driver's mount
-// of it, a preStop that is sparkui's withdraw hook and the identity label. So a run with one
-// route on sparkui's own output of the other gives what a run on the original input gives:
-// with both, an installed webhook would copy both runtimes into the driver Pod, whose
-// duplicate names the API server refuses. Only those entries are touched; a list, mapping or
-// template sparkui's removal leaves empty goes with them (the template route creates the
-// template and its spark-kubernetes-driver container: one left with its name alone goes too),
-// one that was empty before is kept. It reports whether anything was removed.
-func (c *Carrier) RemoveOffRoute() bool {
-	if c.Kind != KindKubeflow {
-		return false
-	}
-	spec, _, err := c.walk(false, c.base...)
-	if err != nil || spec == nil {
-		return false
-	}
-	drv := yamlx.Get(spec, "driver")
-	if drv == nil || drv.Kind != yaml.MappingNode {
-		return false
-	}
-	if c.Route == RouteTemplate {
-		// The webhook route's slots (webhookSlot).
-		removed := dropNamed(drv, "initContainers", sidecar.ContainerName)
-		removed = dropNamed(spec, "volumes", sidecar.VolumeName, sidecar.AuthVolumeName) || removed
-		removed = dropNamed(drv, "volumeMounts", sidecar.VolumeName, sidecar.AuthVolumeName) || removed
-		removed = dropOurPreStop(drv) || removed
-		return dropKey(drv, "labels", LabelApplication, c.IdentityValue()) || removed
-	}
-	// The template route's slots (slot): spec.driver.template.
-	tmpl := yamlx.Get(drv, "template")
-	if tmpl == nil || tmpl.Kind != yaml.MappingNode {
-		return false
-	}
-	removed := false
-	if md := yamlx.Get(tmpl, "metadata"); md != nil && md.Kind == yaml.MappingNode && dropKey(md, "labels", LabelApplication, c.IdentityValue()) {
-		removed = true
-		if len(md.Content) == 0 {
-			yamlx.Delete(tmpl, "metadata")
-		}
-	}
-	if ps := yamlx.Get(tmpl, "spec"); ps != nil && ps.Kind == yaml.MappingNode {
-		r := dropNamed(ps, "initContainers", sidecar.ContainerName)
-		r = dropNamed(ps, "volumes", sidecar.VolumeName, sidecar.AuthVolumeName) || r
-		tc := *c
-		tc.Route = RouteTemplate
-		if ctr, _, err := tc.driverContainer(false); err == nil && ctr != nil {
-			changed := dropNamed(ctr, "volumeMounts", sidecar.VolumeName)
-			changed = dropOurPreStop(ctr) || changed
-			if changed && len(ctr.Content) == 2 && yamlx.GetStr(ctr, "name") == names.DriverContainer {
-				yamlx.Filter(yamlx.Get(ps, "containers"), func(e *yaml.Node) bool { return e != ctr })
-				if len(yamlx.Get(ps, "containers").Content) == 0 {
-					yamlx.Delete(ps, "containers")
-				}
-			}
-			r = changed || r
-		}
-		if r && len(ps.Content) == 0 {
-			yamlx.Delete(tmpl, "spec")
-		}
-		removed = r || removed
-	}
-	if removed && len(tmpl.Content) == 0 {
-		yamlx.Delete(drv, "template")
-	}
-	return removed
-}
-
-// dropNamed removes the entries called one of names from the sequence m[key], and the key
-// when that empties it.
-func dropNamed(m *yaml.Node, key string, names ...string) bool {
-	list := yamlx.Get(m, key)
-	removed := yamlx.Filter(list, func(e *yaml.Node) bool {
-		for _, n := range names {
-			if e.Kind == yaml.MappingNode && yamlx.GetStr(e, "name") == n {
-				return false
-			}
-		}
-		return true
-	})
-	if removed && len(list.Content) == 0 {
-		yamlx.Delete(m, key)
-	}
-	return removed
-}
-
-// dropKey removes label=value from the mapping m[key], and the key when that empties it.
-func dropKey(m *yaml.Node, key, label, value string) bool {
-	l := yamlx.Get(m, key)
-	if l == nil || l.Kind != yaml.MappingNode || yamlx.GetStr(l, label) != value || !yamlx.Delete(l, label) {
-		return false
-	}
-	if len(l.Content) == 0 {
-		yamlx.Delete(m, key)
-	}
-	return true
-}
-
-// dropOurPreStop removes sparkui's withdraw preStop from container-like mapping c, and the
-// lifecycle when that empties it.
-func dropOurPreStop(c *yaml.Node) bool {
-	lc := yamlx.Get(c, "lifecycle")
-	if lc == nil || lc.Kind != yaml.MappingNode || !IsOurPreStop(yamlx.Get(lc, "preStop")) {
-		return false
-	}
-	yamlx.Delete(lc, "preStop")
-	if len(lc.Content) == 0 {
-		yamlx.Delete(c, "lifecycle")
-	}
-	return true
 }

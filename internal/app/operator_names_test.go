@@ -25,7 +25,7 @@ spec:
 func TestNoKubeflowNameCollision(t *testing.T) {
 	for _, order := range [][2]string{{"foo", "foo-sparkui"}, {"foo-sparkui", "foo"}} {
 		objs := readObjects(t, fmt.Sprintf(kubeflowApp, order[0])+"---\n"+fmt.Sprintf(kubeflowApp, order[1]))
-		m := Build(objs, nil)
+		m := BuildWith(objs, CarrierOptions{})
 		if len(m.Apps) != 2 {
 			t.Fatalf("%v: %d apps", order, len(m.Apps))
 		}

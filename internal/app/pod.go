@@ -5,16 +5,15 @@ import (
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
-// detectPod recognises a spark-submit driver Pod: a v1 Pod labelled spark-role=driver.
-// BuildWith builds these from the index (build.go build), not through DetectCarrier. Its conf lives in the ConfigMap mounted as the driver's
-// conf volume and its prefix follows the driver Service, both of which only the indexed
-// input knows: Build keeps finding those (app.go), the carrier gives the rest.
+// detectPod recognises a spark-submit driver Pod: a v1 Pod labelled spark-role=driver. Its
+// conf lives in the ConfigMap mounted as the driver's conf volume and its prefix follows the
+// driver Service, both of which only the indexed input knows: buildPod (build.go) finds
+// those, the carrier gives the rest.
 func (c *Carrier) detectPod() (bool, error) {
 	// Lenient on purpose: a Pod whose labels cannot be read is no driver, not an error.
 	if yamlx.GetStr(c.Object.YNode(), "metadata", "labels", names.LabelSparkRole) != names.RoleDriver {
 		return false, nil
 	}
-	c.Kind = KindPod
 	// spark-submit creates the Pod in cluster mode; Build refines this from the conf
 	// (spark.submit.deployMode, spark.kubernetes.driver.master).
 	c.DeployMode = "cluster"

@@ -150,15 +150,7 @@ func (c *Carrier) resolveSlot(s Slot, create bool) (*yaml.Node, string, error) {
 
 // podSpecPath is the path of the driver's pod spec.
 func (c *Carrier) podSpecPath() []string {
-	switch c.Kind {
-	case KindKubeflow:
-		return cat(c.base, "driver", "template", "spec")
-	case KindApache:
-		return cat(c.base, "driverSpec", "podTemplateSpec", "spec")
-	case KindWorkload:
-		return cat(c.base, "spec")
-	}
-	return []string{"spec"}
+	return cat(c.base, c.profile.podSpec...)
 }
 
 func (c *Carrier) podMetaPath() []string {
@@ -194,7 +186,7 @@ func (c *Carrier) driverContainer(create bool) (*yaml.Node, string, error) {
 	if !create {
 		return nil, indexPath(path, 0), nil
 	}
-	if c.Kind == KindWorkload || c.Kind == KindPod {
+	if !c.OperatorFillsContainer() {
 		// The workload or Pod runs nothing without a container: inventing one would
 		// invent the driver.
 		return nil, "", c.shapeErr(path, "has no container to run the driver in")

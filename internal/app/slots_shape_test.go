@@ -72,8 +72,9 @@ func TestWritableSlotShapes(t *testing.T) {
 	}
 }
 
-// TestPodSlotShapesInBuild: a spark-submit driver Pod is built from the index, not through
-// DetectCarrier; its wrong-shaped slots are carrier errors there too.
+// TestPodSlotShapesInBuild: a spark-submit driver Pod goes through DetectCarrier like every
+// carrier: its wrong-shaped fields are the same carrier error from DetectCarrier and from
+// BuildWith, and no application is built from it.
 func TestPodSlotShapesInBuild(t *testing.T) {
 	const podHead = "apiVersion: v1\nkind: Pod\nmetadata: {name: d-driver, namespace: ns, labels: {spark-role: driver}}\n"
 	tests := []struct{ name, spec, field, msg string }{
@@ -81,11 +82,20 @@ func TestPodSlotShapesInBuild(t *testing.T) {
 		{"initContainers mapping", "spec: {initContainers: {a: b}, containers: [{name: spark-kubernetes-driver}]}\n", "spec.initContainers", "is a mapping, want a list"},
 		{"volumeMounts mapping", "spec: {containers: [{name: spark-kubernetes-driver, volumeMounts: {a: b}}]}\n", "spec.containers[0].volumeMounts", "is a mapping, want a list"},
 		{"lifecycle list", "spec: {containers: [{name: spark-kubernetes-driver, lifecycle: [a]}]}\n", "spec.containers[0].lifecycle", "is a list, want a mapping"},
+		{"spec list", "spec: []\n", "spec", "is a list, want a mapping"},
+		{"containers mapping", "spec: {containers: {a: b}}\n", "spec.containers", "is a mapping, want a list"},
+		{"hostNetwork word", "spec: {hostNetwork: maybe, containers: [{name: spark-kubernetes-driver}]}\n", "spec.hostNetwork", `is "maybe", want true or false`},
+		{"serviceAccountName list", "spec: {serviceAccountName: [a], containers: [{name: spark-kubernetes-driver}]}\n", "spec.serviceAccountName", "is a list, want a scalar"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := readObjects(t, podHead+tc.spec)
-			m := Build(objs, nil)
+			c, err := DetectCarrier(objs[0], CarrierOptions{})
+			var se *ShapeError
+			if c != nil || !errors.As(err, &se) || se.Field != tc.field || se.Msg != tc.msg {
+				t.Errorf("DetectCarrier = %v, %v; want %s %s", c, err, tc.field, tc.msg)
+			}
+			m := BuildWith(objs, CarrierOptions{})
 			if len(m.Apps) != 0 || len(m.CarrierErrors) != 1 {
 				t.Fatalf("%d apps, carrier errors %+v", len(m.Apps), m.CarrierErrors)
 			}
@@ -150,7 +160,7 @@ func TestUnreadableDriverPorts(t *testing.T) {
 	// on testdata/bad-driver-ports): no shape error.
 	for _, port := range []string{"0", "9090.0"} {
 		objs := readObjects(t, podHead+"spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: spark-ui, containerPort: "+port+"}]}]}\n")
-		if m := Build(objs, nil); len(m.Apps) != 1 || len(m.CarrierErrors) != 0 {
+		if m := BuildWith(objs, CarrierOptions{}); len(m.Apps) != 1 || len(m.CarrierErrors) != 0 {
 			t.Errorf("containerPort %s: %d apps, carrier errors %+v", port, len(m.Apps), m.CarrierErrors)
 		}
 	}
@@ -175,7 +185,7 @@ func TestZeroContainerPortOnlyZero(t *testing.T) {
 func TestLongCarrierNameIdentity(t *testing.T) {
 	name := strings.Repeat("quarterly-revenue-", 5) + "reconciliation" // 104 characters
 	objs := readObjects(t, "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: "+name+", namespace: ns}\nspec: {driver: {serviceAccount: s}}\n")
-	m := Build(objs, nil)
+	m := BuildWith(objs, CarrierOptions{})
 	if len(m.Apps) != 1 {
 		t.Fatalf("%d apps, errors %+v", len(m.Apps), m.CarrierErrors)
 	}

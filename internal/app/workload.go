@@ -18,14 +18,9 @@ import (
 // detectWorkload reads a Deployment, StatefulSet, Job or CronJob whose pod template is
 // labelled spark-role=driver. Anything else is not a carrier, whatever its shape.
 func (c *Carrier) detectWorkload(opts CarrierOptions) (bool, error) {
-	c.base = []string{"spec", "template"}
-	if c.ObjectKind == "CronJob" {
-		c.base = []string{"spec", "jobTemplate", "spec", "template"}
-	}
 	if yamlx.GetStr(c.Object.YNode(), cat(c.base, "metadata", "labels", names.LabelSparkRole)...) != names.RoleDriver {
 		return false, nil
 	}
-	c.Kind = KindWorkload
 	var err error
 	if c.ServiceAccount, c.ServiceAccountPath, c.HostNetwork, err = c.readPodSpecFacts(); err != nil {
 		return false, err

@@ -13,6 +13,7 @@ import (
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/internal/yamlx"
+	"github.com/sparkui/sparkui/transform"
 )
 
 // sidecar is shaped like what the function will add: a native sidecar with downward-API
@@ -110,7 +111,7 @@ func write(t *testing.T, car *app.Carrier) {
 	for k, v := range car.IdentityLabels() {
 		yamlx.Set(labels, k, yamlx.NewStr(v))
 	}
-	if _, err := car.PinDriverContainer(); err != nil {
+	if _, err := transform.PinDriverContainer(car); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,9 +1,14 @@
-package app
+package transform
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/app"
 )
 
 // TestRemoveOffRouteKeepsTheUsers: only sparkui's entries leave the route not in use; the
@@ -13,12 +18,12 @@ func TestRemoveOffRouteKeepsTheUsers(t *testing.T) {
 	const ours = `[/opt/sparkui/sparkui-runtime, withdraw, --socket=/opt/sparkui/runtime.sock, --timeout=10s]`
 	cases := []struct {
 		name    string
-		route   Route
+		route   app.Route
 		in, out string
 		removed bool
 	}{{
 		name:  "template route: webhook copies go, the user's stay",
-		route: RouteTemplate,
+		route: app.RouteTemplate,
 		in: `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication
 metadata: {name: pi}
@@ -44,7 +49,7 @@ spec:
 		removed: true,
 	}, {
 		name:  "template route: a user preStop and another application's label stay",
-		route: RouteTemplate,
+		route: app.RouteTemplate,
 		in: `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication
 metadata: {name: pi}
@@ -55,7 +60,7 @@ spec:
 `,
 	}, {
 		name:  "webhook route: template copies go, the user's template stays",
-		route: RouteWebhook,
+		route: app.RouteWebhook,
 		in: `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: ScheduledSparkApplication
 metadata: {name: pi}
@@ -90,7 +95,7 @@ spec:
 		removed: true,
 	}, {
 		name:  "webhook route: a template without sparkui's additions is left as written",
-		route: RouteWebhook,
+		route: app.RouteWebhook,
 		in: `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication
 metadata: {name: pi}
@@ -105,8 +110,11 @@ spec:
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := readObjects(t, tc.in)
-			c := detectOne(t, objs, CarrierOptions{KubeflowRoute: tc.route})
-			if got := c.RemoveOffRoute(); got != tc.removed {
+			c, err := app.DetectCarrier(objs[0], app.CarrierOptions{KubeflowRoute: tc.route})
+			if err != nil || c == nil {
+				t.Fatalf("DetectCarrier = %v, %v", c, err)
+			}
+			if got := RemoveOffRoute(c); got != tc.removed {
 				t.Errorf("RemoveOffRoute() = %v, want %v", got, tc.removed)
 			}
 			want := tc.out
@@ -131,4 +139,13 @@ func readString(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+func readObjects(t *testing.T, src string) []*yaml.RNode {
+	t.Helper()
+	items, err := (&kio.ByteReader{Reader: strings.NewReader(src), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return items
 }
