@@ -52,7 +52,7 @@ type App struct {
 	// (a workload's spark.app.id), "" otherwise: the runtime reads it at run time.
 	AppID string
 	// IdentityKey and IdentityValue are the label on everything sparkui adds for this
-	// application and on its driver Pod (design §2): spark-app-selector=<AppID> for a
+	// application and on its driver Pod (docs/operators.md, "Names and identity"): spark-app-selector=<AppID> for a
 	// spark-submit Pod, sparkui.dev/application=<object name> for every other carrier.
 	IdentityKey, IdentityValue string
 	// Services select the driver Pod (sparkui's own UI Service excluded).

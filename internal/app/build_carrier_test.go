@@ -10,7 +10,7 @@ import (
 )
 
 // TestBuildCarriers: every carrier fixture becomes one application with the names, identity,
-// conf-derived settings and runtime settings design §2/§3 give it, and the places its
+// conf-derived settings and runtime settings the contract gives it (docs/operators.md), and the places its
 // additions go; the spark-submit identity is left to Pods.
 func TestBuildCarriers(t *testing.T) {
 	type want struct {

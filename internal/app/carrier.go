@@ -1,6 +1,6 @@
 package app
 
-// Carriers: the input objects a Spark driver is found in. Design §3 lists them: a
+// Carriers: the input objects a Spark driver is found in. docs/operators.md lists them: a
 // spark-submit driver Pod, a workload whose pod template is a driver, a kubeflow
 // SparkApplication/ScheduledSparkApplication and an Apache SparkApplication. A Carrier
 // reads, for one object, what an application needs (Spark conf, ServiceAccount, name,
@@ -24,7 +24,7 @@ import (
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
-// Names and keys carriers use (design §2 "Names" pins the label and the prefix suffix).
+// Names and keys carriers use (pinned: docs/operators.md, "Names and identity").
 const (
 	// LabelApplication is the build-time identity label of a non-Pod carrier: the Spark
 	// application id is not known before the driver runs (kubeflow's is random per run).
@@ -108,7 +108,7 @@ type CarrierOptions struct {
 
 // ShapeError is a carrier field whose YAML shape is not the one its schema has (a
 // sparkConf that is a list, a template that is a string, …). It names the object and the
-// field in design §4's dotted form.
+// field in the dotted form results use (internal/fieldpath).
 type ShapeError struct {
 	APIVersion, Kind, Namespace, Name string
 	Field                             string
@@ -216,7 +216,7 @@ func DetectCarrier(rn *yaml.RNode, opts CarrierOptions) (*Carrier, error) {
 }
 
 // IdentityLabels are the labels sparkui puts on what it adds for this application and on
-// the driver Pod (design §2): spark-app-selector for a spark-submit Pod, the build-time
+// the driver Pod (docs/operators.md, "Names and identity"): spark-app-selector for a spark-submit Pod, the build-time
 // application label for every other carrier. A Pod without the label gets "" here: Build
 // derives its app id from the conf (app.go).
 func (c *Carrier) IdentityLabels() map[string]string {
@@ -231,7 +231,7 @@ func (c *Carrier) IdentityLabels() map[string]string {
 // the label on the driver Pod, on sparkui's objects and the runtime's guard all use it.
 func (c *Carrier) IdentityValue() string { return names.LabelValue(c.Name) }
 
-// Prefix is the name sparkui's objects are derived from (design §2): `<object name>-sparkui`
+// Prefix is the name sparkui's objects are derived from (docs/operators.md, "Names and identity"): `<object name>-sparkui`
 // for every carrier but a spark-submit Pod, whose prefix is its driver Service's name
 // without -driver-svc (Build knows the Services) or the Pod's name without -driver.
 func (c *Carrier) Prefix() string {

@@ -18,7 +18,7 @@ spec:
   driver: {serviceAccount: spark}
 `
 
-// TestNoKubeflowNameCollision (issue 13 D): for app foo next to app foo-sparkui, the pinned
+// TestNoKubeflowNameCollision: for app foo next to app foo-sparkui, the pinned
 // name foo-sparkui-ui-svc is the kubeflow operator's UI Service of foo-sparkui
 // (<app>-ui-svc). sparkui must name foo's UI Service otherwise, deterministically, whichever
 // of the two comes first, and report the operator's names of the namespace.
