@@ -32,7 +32,7 @@ func Unreadable(it *yaml.RNode, i int) *framework.Result {
 	}
 	if n.Kind != yaml.MappingNode {
 		return validate.NewResult(ShapeRule, framework.Error, nil, "",
-			fmt.Sprintf("object %d of the input is %s, not a Kubernetes object (a mapping); sparkui leaves it as it is", i+1, shape(n)))
+			fmt.Sprintf("object %d of the input is %s, not a Kubernetes object (a mapping); sparkui leaves it as it is", i+1, yamlx.Shape(n)))
 	}
 	who := describeAt(it, i)
 	var missing []string
@@ -46,13 +46,13 @@ func Unreadable(it *yaml.RNode, i int) *framework.Result {
 			fmt.Sprintf("%s is not a Kubernetes object: it has no %s; kubectl refuses it, sparkui leaves it as it is", who, strings.Join(missing, " and no ")))
 	}
 	md := yamlx.Get(n, "metadata")
-	if !absent(md) && md.Kind != yaml.MappingNode {
+	if !yamlx.IsNull(md) && md.Kind != yaml.MappingNode {
 		return validate.NewResult(ShapeRule, framework.Error, it, "metadata",
-			fmt.Sprintf("%s: metadata is %s, not a mapping; kubectl refuses the object, sparkui leaves it as it is", who, shape(md)))
+			fmt.Sprintf("%s: metadata is %s, not a mapping; kubectl refuses the object, sparkui leaves it as it is", who, yamlx.Shape(md)))
 	}
-	if ann := yamlx.Get(md, "annotations"); !absent(ann) && ann.Kind != yaml.MappingNode {
+	if ann := yamlx.Get(md, "annotations"); !yamlx.IsNull(ann) && ann.Kind != yaml.MappingNode {
 		return validate.NewResult(ShapeRule, framework.Error, it, "metadata.annotations",
-			fmt.Sprintf("%s: metadata.annotations is %s, not a mapping; kubectl refuses the object, sparkui leaves it as it is", who, shape(ann)))
+			fmt.Sprintf("%s: metadata.annotations is %s, not a mapping; kubectl refuses the object, sparkui leaves it as it is", who, yamlx.Shape(ann)))
 	}
 	if err := yamlx.CheckAliases(n); err != nil {
 		if name := yamlx.GetStr(md, "name"); name != "" {
@@ -109,23 +109,7 @@ func restore(in, out []*yaml.RNode, held map[*yaml.RNode]bool) []*yaml.RNode {
 	return res
 }
 
-func absent(n *yaml.Node) bool {
-	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == yaml.NodeTagNull)
-}
 
-func shape(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.ScalarNode:
-		return fmt.Sprintf("the scalar %q", n.Value)
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	return "empty"
-}
 
 // describeAt names an object as messages do, and by its position when it has no name.
 func describeAt(it *yaml.RNode, i int) string {

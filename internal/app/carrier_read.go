@@ -20,14 +20,14 @@ func (c *Carrier) walk(create bool, keys ...string) (*yaml.Node, string, error) 
 	n := c.Object.YNode()
 	for i, k := range keys {
 		next := yamlx.Get(n, k)
-		if isNull(next) {
+		if yamlx.IsNull(next) {
 			if !create {
 				return nil, joinPath(keys...), nil
 			}
 			next = yamlx.NewMap()
 			yamlx.Set(n, k, next)
 		} else if next.Kind != yaml.MappingNode {
-			return nil, "", c.shapeErr(joinPath(keys[:i+1]...), "is "+shapeName(next)+", want a mapping")
+			return nil, "", c.shapeErr(joinPath(keys[:i+1]...), "is "+yamlx.Shape(next)+", want a mapping")
 		}
 		n = next
 	}
@@ -43,14 +43,14 @@ func (c *Carrier) walkSeq(create bool, keys ...string) (*yaml.Node, string, erro
 	}
 	last := keys[len(keys)-1]
 	s := yamlx.Get(parent, last)
-	if isNull(s) {
+	if yamlx.IsNull(s) {
 		if !create {
 			return nil, path, nil
 		}
 		s = yamlx.NewSeq()
 		yamlx.Set(parent, last, s)
 	} else if s.Kind != yaml.SequenceNode {
-		return nil, "", c.shapeErr(path, "is "+shapeName(s)+", want a list")
+		return nil, "", c.shapeErr(path, "is "+yamlx.Shape(s)+", want a list")
 	}
 	return s, path, nil
 }
@@ -69,7 +69,7 @@ func (c *Carrier) readStringMap(keys ...string) (map[string]string, error) {
 			return nil, c.shapeErr(path, "has a key that is not a string")
 		}
 		if v.Kind != yaml.ScalarNode {
-			return nil, c.shapeErr(fieldpath.Key(path, k.Value), "is "+shapeName(v)+", want a string")
+			return nil, c.shapeErr(fieldpath.Key(path, k.Value), "is "+yamlx.Shape(v)+", want a string")
 		}
 		m[k.Value] = v.Value
 	}
@@ -83,11 +83,11 @@ func (c *Carrier) readScalar(keys ...string) (string, error) {
 		return "", err
 	}
 	v := yamlx.Get(parent, keys[len(keys)-1])
-	if isNull(v) {
+	if yamlx.IsNull(v) {
 		return "", nil
 	}
 	if v.Kind != yaml.ScalarNode {
-		return "", c.shapeErr(joinPath(keys...), "is "+shapeName(v)+", want a scalar")
+		return "", c.shapeErr(joinPath(keys...), "is "+yamlx.Shape(v)+", want a scalar")
 	}
 	return v.Value, nil
 }
@@ -167,23 +167,7 @@ func (c *Carrier) shapeErr(field, msg string) *ShapeError {
 	return &ShapeError{APIVersion: c.APIVersion, Kind: c.ObjectKind, Namespace: c.Namespace, Name: c.Name, Field: field, Msg: msg}
 }
 
-func isNull(n *yaml.Node) bool {
-	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == yaml.NodeTagNull)
-}
 
-func shapeName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.ScalarNode:
-		return fmt.Sprintf("the scalar %q", n.Value)
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	return "not a value"
-}
 
 func joinPath(keys ...string) string { return strings.Join(keys, ".") }
 

@@ -78,14 +78,14 @@ var containerFields = []struct {
 func (c *Carrier) checkContainerFields(ctr *yaml.Node, path string) error {
 	for _, f := range containerFields {
 		v := yamlx.Get(ctr, f.key)
-		if isNull(v) || v.Kind == f.kind {
+		if yamlx.IsNull(v) || v.Kind == f.kind {
 			continue
 		}
 		want := "a list"
 		if f.kind == yaml.MappingNode {
 			want = "a mapping"
 		}
-		return c.shapeErr(path+"."+f.key, "is "+shapeName(v)+", want "+want)
+		return c.shapeErr(path+"."+f.key, "is "+yamlx.Shape(v)+", want "+want)
 	}
 	return c.checkPorts(ctr, path)
 }
@@ -95,23 +95,23 @@ func (c *Carrier) checkContainerFields(ctr *yaml.Node, path string) error {
 // an integer ("nine", 9090.0) or missing is named here, never taken for a 0 and dropped.
 func (c *Carrier) checkPorts(ctr *yaml.Node, path string) error {
 	ports := yamlx.Get(ctr, "ports")
-	if isNull(ports) {
+	if yamlx.IsNull(ports) {
 		return nil
 	}
 	path += ".ports"
 	if ports.Kind != yaml.SequenceNode {
-		return c.shapeErr(path, "is "+shapeName(ports)+", want a list")
+		return c.shapeErr(path, "is "+yamlx.Shape(ports)+", want a list")
 	}
 	for i, p := range ports.Content {
 		if p.Kind != yaml.MappingNode {
-			return c.shapeErr(indexPath(path, i), "is "+shapeName(p)+", want a mapping")
+			return c.shapeErr(indexPath(path, i), "is "+yamlx.Shape(p)+", want a mapping")
 		}
 		cp := yamlx.Get(p, "containerPort")
-		if isNull(cp) {
+		if yamlx.IsNull(cp) {
 			return c.shapeErr(indexPath(path, i)+".containerPort", "is missing, want an integer")
 		}
 		if _, ok := yamlx.Port(cp); !ok {
-			return c.shapeErr(indexPath(path, i)+".containerPort", "is "+shapeName(cp)+", want an integer")
+			return c.shapeErr(indexPath(path, i)+".containerPort", "is "+yamlx.Shape(cp)+", want an integer")
 		}
 	}
 	return nil

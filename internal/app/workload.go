@@ -115,15 +115,15 @@ func (c *Carrier) readSubmitArgs(ctr *yaml.Node, ctrPath string) (submitArgs, er
 	var tokens []string
 	for _, list := range []string{"command", "args"} {
 		s := yamlx.Get(ctr, list)
-		if isNull(s) {
+		if yamlx.IsNull(s) {
 			continue
 		}
 		if s.Kind != yaml.SequenceNode {
-			return out, c.shapeErr(ctrPath+"."+list, "is "+shapeName(s)+", want a list")
+			return out, c.shapeErr(ctrPath+"."+list, "is "+yamlx.Shape(s)+", want a list")
 		}
 		for i, t := range s.Content {
 			if t.Kind != yaml.ScalarNode {
-				return out, c.shapeErr(indexPath(ctrPath+"."+list, i), "is "+shapeName(t)+", want a string")
+				return out, c.shapeErr(indexPath(ctrPath+"."+list, i), "is "+yamlx.Shape(t)+", want a string")
 			}
 			tokens = append(tokens, t.Value)
 		}
@@ -195,8 +195,8 @@ func (c *Carrier) readConfFile(opts CarrierOptions, ctr *yaml.Node, ctrPath, pro
 	}
 	file = path.Clean(file)
 	mounts := yamlx.Get(ctr, "volumeMounts")
-	if !isNull(mounts) && mounts.Kind != yaml.SequenceNode {
-		return c.shapeErr(ctrPath+".volumeMounts", "is "+shapeName(mounts)+", want a list")
+	if !yamlx.IsNull(mounts) && mounts.Kind != yaml.SequenceNode {
+		return c.shapeErr(ctrPath+".volumeMounts", "is "+yamlx.Shape(mounts)+", want a list")
 	}
 	vols, _, err := c.walkSeq(false, append(c.podSpecPath(), "volumes")...)
 	if err != nil {

@@ -4,6 +4,7 @@
 package yamlx
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 
@@ -262,4 +263,25 @@ func Node(v any) *yaml.Node {
 		return s
 	}
 	panic("yamlx: unsupported value type")
+}
+
+// IsNull reports whether n is absent or YAML null (`~`, `null`, nothing).
+func IsNull(n *yaml.Node) bool {
+	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == yaml.NodeTagNull)
+}
+
+// Shape names n's kind of value as shape errors say it: "a list", "a mapping", "the scalar
+// \"x\"", "an alias".
+func Shape(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("the scalar %q", n.Value)
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "empty"
 }
