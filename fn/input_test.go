@@ -289,6 +289,9 @@ func TestValidateAgreesWithFunction(t *testing.T) {
 		"metadata list": {"apiVersion: v1\nkind: ConfigMap\nmetadata: [a]\n", []string{"SUI030 error ConfigMap - metadata"}},
 		"alias bomb":    {bomb, []string{"SUI051 error ConfigMap bomb -"}},
 		// The port is read through its alias by both (yamlx.Expand), so both name it.
+		// A merge key with no alias at all: both resolve it too.
+		"merged port": {"apiVersion: v1\nkind: Pod\nmetadata:\n  name: a-driver\n  labels: {spark-role: driver}\nspec:\n  serviceAccountName: s\n" +
+			"  containers:\n  - name: spark-kubernetes-driver\n    ports:\n    - <<: {name: spark-ui, containerPort: 0}\n", []string{"SUI001 error Pod a-driver spec.containers[0].ports[0].containerPort"}},
 		"aliased port": {"apiVersion: v1\nkind: Pod\nmetadata:\n  name: a-driver\n  labels: {spark-role: driver}\n" +
 			"  annotations: {note: &p {name: spark-ui, containerPort: 0}}\nspec:\n  serviceAccountName: s\n" +
 			"  containers:\n  - name: spark-kubernetes-driver\n    ports:\n    - *p\n", []string{"SUI001 error Pod a-driver spec.containers[0].ports[0].containerPort"}},

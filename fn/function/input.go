@@ -109,8 +109,6 @@ func restore(in, out []*yaml.RNode, held map[*yaml.RNode]bool) []*yaml.RNode {
 	return res
 }
 
-
-
 // describeAt names an object as messages do, and by its position when it has no name.
 func describeAt(it *yaml.RNode, i int) string {
 	n := it.YNode()

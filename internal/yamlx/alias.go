@@ -58,7 +58,7 @@ func DeAnchor(n *yaml.Node) (err error) {
 	if err := CheckAliases(n); err != nil {
 		return err
 	}
-	if !hasAlias(n, map[*yaml.Node]bool{}) {
+	if !usesAliases(n) {
 		return nil
 	}
 	// The same resolution as the function's (Expand), so validate and the function read one
@@ -99,21 +99,6 @@ func countNodes(n *yaml.Node, seen map[*yaml.Node]bool) int {
 	return c
 }
 
-func hasAlias(n *yaml.Node, seen map[*yaml.Node]bool) bool {
-	if n == nil || seen[n] {
-		return false
-	}
-	seen[n] = true
-	if n.Kind == yaml.AliasNode || n.Anchor != "" {
-		return true
-	}
-	for _, ch := range n.Content {
-		if hasAlias(ch, seen) {
-			return true
-		}
-	}
-	return false
-}
 
 // expandedSize is the number of nodes n stands for once every alias is copied, saturated just
 // above limit; sizes memoizes it per node so each is visited once. A merge key's value counts
