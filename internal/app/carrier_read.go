@@ -167,8 +167,6 @@ func (c *Carrier) shapeErr(field, msg string) *ShapeError {
 	return &ShapeError{APIVersion: c.APIVersion, Kind: c.ObjectKind, Namespace: c.Namespace, Name: c.Name, Field: field, Msg: msg}
 }
 
-
-
 func joinPath(keys ...string) string { return strings.Join(keys, ".") }
 
 func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }

@@ -99,7 +99,6 @@ func countNodes(n *yaml.Node, seen map[*yaml.Node]bool) int {
 	return c
 }
 
-
 // expandedSize is the number of nodes n stands for once every alias is copied, saturated just
 // above limit; sizes memoizes it per node so each is visited once. A merge key's value counts
 // whole, an upper bound of what the merge copies.
