@@ -95,8 +95,7 @@ func Fit(prefix, suffix string, taken func(string) bool) string {
 		if attempt > 0 {
 			seed = prefix + "#" + strconv.Itoa(attempt)
 		}
-		sum := sha256.Sum256([]byte(seed))
-		h := hex.EncodeToString(sum[:])[:8]
+		h := shortHash(seed)
 		room := maxLabel - len(suffix) - len(h) - 1
 		head := clean
 		if len(head) > room {
@@ -130,8 +129,7 @@ func LabelValue(s string) string {
 			b[i] = '-'
 		}
 	}
-	sum := sha256.Sum256([]byte(s))
-	h := hex.EncodeToString(sum[:])[:8]
+	h := shortHash(s)
 	head := string(b)
 	if room := validation.LabelValueMaxLength - len(h) - 1; len(head) > room {
 		head = head[:room]
@@ -141,6 +139,12 @@ func LabelValue(s string) string {
 		return h
 	}
 	return head + "-" + h
+}
+
+// shortHash is the 8 hex digits that keep a shortened name or label value distinct.
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:8]
 }
 
 // sanitize lowers a name to DNS-1035 characters and makes it start with a letter.
