@@ -79,7 +79,7 @@ func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config 
 		if key, env := a.RunLabel(); key != "" {
 			selector = key + "=$(" + env + "),"
 		}
-		selector += guard + "," + names.LabelSparkRole + "=" + names.RoleDriver
+		selector += guard + "," + names.LabelSparkRole + "=" + a.Carrier.DriverRole()
 	}
 	return sidecar.Config{
 		GuardLabel:       guard,
@@ -94,7 +94,7 @@ func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config 
 		TLS:              a.Settings.TLS,
 		SSLPort:          a.Settings.SSLPort,
 		HostNetwork:      a.HostNetwork,
-		SkipPorts:        sidecar.FormatPorts(a.Settings.SkipPorts(a.ConnectServer)),
+		SkipPorts:        sidecar.FormatPorts(a.Settings.SkipPorts(a.ConnectServer || a.Carrier.MainClass == ConnectServerClass)),
 		UIFilters:        a.Props[sparkconf.KeyUIFilters],
 	}
 }

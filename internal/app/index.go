@@ -162,12 +162,13 @@ func newIndex(m *Model) *index {
 			}
 		case carrierKinds[[2]string{av, kind}] != nil:
 			ix.carriers = append(ix.carriers, it)
-			if av == kubeflowAPIVersion && kind == "SparkApplication" && name != "" {
-				if m.OperatorServices[ns] == nil {
-					m.OperatorServices[ns] = map[string]string{}
+			if p := carrierKinds[[2]string{av, kind}]; p.operatorServices != nil && name != "" {
+				for svc, who := range p.operatorServices(it, name) {
+					if m.OperatorServices[ns] == nil {
+						m.OperatorServices[ns] = map[string]string{}
+					}
+					m.OperatorServices[ns][svc] = who
 				}
-				m.OperatorServices[ns][names.KubeflowUIService(name)] = "the kubeflow spark-operator's UI Service of SparkApplication " + name +
-					" (" + names.KubeflowUIServicePattern + ")"
 			}
 		case av == "rbac.authorization.k8s.io/v1":
 			switch kind {
