@@ -94,10 +94,11 @@ func checkSUI009(ctx *Context) []Finding {
 		} else if diff := configDiff(got, want); diff != "" {
 			out = append(out, Finding{Object: a.Pod, Field: base + ".args", Msg: "the runtime's settings disagree with the application: " + diff})
 		}
-		// The runtime selects the driver by spark-app-selector=<app id>,spark-role=driver.
+		// The runtime selects the driver by its identity label and its spark-role (driver, or
+		// the role its operator gives it).
 		if labels, path := a.Slot(app.SlotPodLabels); yamlx.StringMap(labels)[a.IdentityKey] != a.IdentityValue {
 			out = append(out, Finding{Object: a.Pod, Field: path,
-				Msg: "the runtime binds the UI Service with selector " + a.IdentityKey + "=" + a.IdentityValue + "," + names.LabelSparkRole + "=" + names.RoleDriver + ", but the driver Pod has no such label: the Service would select nothing"})
+				Msg: "the runtime binds the UI Service with selector " + a.IdentityKey + "=" + a.IdentityValue + "," + names.LabelSparkRole + "=" + a.Carrier.DriverRole() + ", but the driver Pod has no such label: the Service would select nothing"})
 		}
 		env := map[string]string{}
 		for _, e := range yamlx.Items(yamlx.Get(c, "env")) {
