@@ -1,0 +1,58 @@
+package app
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/names"
+)
+
+// The route objects sparkui writes for an application (docs/routes.md), by apiVersion and
+// kind: each application has at most one of each, named like its UI Service and labelled
+// like everything sparkui adds.
+const (
+	GatewayAPIVersion   = "gateway.networking.k8s.io/v1"
+	IngressAPIVersion   = "networking.k8s.io/v1"
+	OpenShiftAPIVersion = "route.openshift.io/v1"
+)
+
+// RouteObjectKinds are the route objects' kinds with their apiVersions.
+var RouteObjectKinds = map[string]string{
+	"HTTPRoute": GatewayAPIVersion,
+	"GRPCRoute": GatewayAPIVersion,
+	"Ingress":   IngressAPIVersion,
+	"Route":     OpenShiftAPIVersion,
+}
+
+func isRouteObject(av, kind string) bool {
+	want, ok := RouteObjectKinds[kind]
+	return ok && want == av
+}
+
+// attachRoutes claims the route objects sparkui wrote for a before, by kind.
+func (ix *index) attachRoutes(a *App) {
+	id := identityKey(a.IdentityKey, a.IdentityValue)
+	for kind := range RouteObjectKinds {
+		if rn := ix.claim(ix.ourRoutes[kindKey{kind, a.Namespace, id}]); rn != nil {
+			if a.Routes == nil {
+				a.Routes = map[string]*yaml.RNode{}
+			}
+			a.Routes[kind] = rn
+		}
+	}
+}
+
+// indexRoute records a route object of the input: every Ingress for the rules about
+// operators' Ingresses, and sparkui's own routes by identity.
+func (ix *index) indexRoute(it *yaml.RNode, kind, ns string) {
+	if kind == "Ingress" {
+		ix.model.Ingresses = append(ix.model.Ingresses, it)
+	}
+	l := Labels(it)
+	if l[names.LabelManagedBy] != names.ManagedByValue {
+		return
+	}
+	for _, id := range identities(l) {
+		k := kindKey{kind, ns, id}
+		ix.ourRoutes[k] = append(ix.ourRoutes[k], it)
+	}
+}
