@@ -42,8 +42,8 @@ type ParentRef struct{ Name, Namespace, SectionName string }
 
 // Spark properties the route sets (docs/routes.md has what Spark does with them).
 const (
-	KeyProxyBase        = "spark.ui.proxyBase"
-	KeyProxyRedirectURI = "spark.ui.proxyRedirectUri"
+	KeyProxyBase        = sparkconf.KeyProxyBase
+	KeyProxyRedirectURI = sparkconf.KeyProxyRedirectURI
 	// AnnotationRewriteTarget is the OpenShift router's own prefix rewrite: part of the
 	// Route API of the platform (its only way to strip a path), not a third-party controller's.
 	AnnotationRewriteTarget = "haproxy.router.openshift.io/rewrite-target"
@@ -171,17 +171,9 @@ func wantProxyConf(f routeFacts, cur map[string]string) (proxyBase, redirect str
 	return proxyBase, redirect
 }
 
-// ConfWritable reports whether sparkui can write a's Spark conf: an operator's sparkConf,
-// or a spark-submit Pod's driver ConfigMap in the input. A workload's conf (args, a mounted
-// spark-defaults.conf, the functionConfig's sparkConf) is not written (SUI049 says what to
-// add).
-func ConfWritable(a *app.App) bool {
-	return (a.Carrier != nil && a.Carrier.ConfPath != "") || (a.ConfigMap != nil && a.ConfError == nil && a.ConfSource == app.FromConfigMap)
-}
-
 // setRouteConf writes the proxy settings into a's conf where sparkui can.
 func setRouteConf(a *app.App, f routeFacts) {
-	if !ConfWritable(a) {
+	if !a.ConfWritable() {
 		return
 	}
 	base, redirect := wantProxyConf(f, a.Props)

@@ -4,6 +4,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
 // The route objects sparkui writes for an application (docs/routes.md), by apiVersion and
@@ -55,4 +56,30 @@ func (ix *index) indexRoute(it *yaml.RNode, kind, ns string) {
 		k := kindKey{kind, ns, id}
 		ix.ourRoutes[k] = append(ix.ourRoutes[k], it)
 	}
+}
+
+// ConfWritable reports whether sparkui can write a's Spark conf: an operator's sparkConf,
+// or a spark-submit Pod's driver ConfigMap in the input. A workload's conf (args, a mounted
+// spark-defaults.conf, the functionConfig's sparkConf) is not written (SUI049 says what to
+// add).
+func (a *App) ConfWritable() bool {
+	return (a.Carrier != nil && a.Carrier.ConfPath != "") || (a.ConfigMap != nil && a.ConfError == nil && a.ConfSource == FromConfigMap)
+}
+
+// BasePath is the path of the part of the carrier that holds the driver: a
+// SparkApplicationSpec ("spec", or "spec.template" in a ScheduledSparkApplication), a
+// workload's pod template; nil for a Pod.
+func (c *Carrier) BasePath() []string { return c.base }
+
+// RoutePrefix is the route prefix sparkui recorded on a's UI Service
+// (names.AnnotationRoutePrefix), and whether there is one.
+func (a *App) RoutePrefix() (string, bool) {
+	if a.UIService == nil {
+		return "", false
+	}
+	v := yamlx.Get(a.UIService.YNode(), "metadata", "annotations", names.AnnotationRoutePrefix)
+	if v == nil || v.Kind != yaml.ScalarNode {
+		return "", false
+	}
+	return v.Value, true
 }
