@@ -35,6 +35,8 @@ type RouteOptions struct {
 	IngressClassName     string
 	TLSSecret            string
 	GRPC                 bool
+	// GRPCHostname is the GRPCRoute's hostname (a template too).
+	GRPCHostname string
 }
 
 // ParentRef is a Gateway an HTTPRoute or GRPCRoute attaches to.
@@ -63,27 +65,9 @@ func CheckPathPrefix(p string) string {
 	if !strings.HasPrefix(p, "/") {
 		return "is not an absolute path (it must start with /)"
 	}
-	rest := p
-	for {
-		i := strings.IndexByte(rest, '{')
-		if i < 0 {
-			break
-		}
-		j := strings.IndexByte(rest[i:], '}')
-		if j < 0 {
-			return "has an unclosed {"
-		}
-		if ph := rest[i : i+j+1]; ph != "{namespace}" && ph != "{name}" {
-			return "has the placeholder " + ph + ": only {namespace} and {name} are known"
-		}
-		rest = rest[i+j+1:]
-	}
-	x := placeholders.Replace(p)
-	if strings.ContainsAny(x, "{}") {
-		return "has a } without {"
-	}
-	if x == "/" {
-		return ""
+	x, msg := TemplateSample(p)
+	if msg != "" || x == "/" {
+		return msg
 	}
 	if strings.HasSuffix(x, "/") {
 		return "ends with /: Spark's links would start with // (write it without the trailing slash)"
@@ -106,6 +90,31 @@ func CheckPathPrefix(p string) string {
 	return ""
 }
 
+// TemplateSample checks the placeholders of a route template and returns it with each
+// replaced by a sample value, for the checks of what it expands to; msg says what is wrong.
+func TemplateSample(tpl string) (sample, msg string) {
+	rest := tpl
+	for {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return "", "has an unclosed {"
+		}
+		if ph := rest[i : i+j+1]; ph != "{namespace}" && ph != "{name}" {
+			return "", "has the placeholder " + ph + ": only {namespace} and {name} are known"
+		}
+		rest = rest[i+j+1:]
+	}
+	x := placeholders.Replace(tpl)
+	if strings.ContainsAny(x, "{}") {
+		return "", "has a } without {"
+	}
+	return x, ""
+}
+
 // expand fills the placeholders of a route template for a.
 func expand(tpl string, a *app.App) string {
 	name := ""
@@ -117,7 +126,7 @@ func expand(tpl string, a *app.App) string {
 
 // routeFacts is the route of one application, templates expanded.
 type routeFacts struct {
-	host, prefix string
+	host, prefix, grpcHost string
 	// tls: TLS terminates before Spark and sparkui knows it (an Ingress or Route with a
 	// certificate Secret).
 	tls bool
@@ -128,14 +137,16 @@ func (o RouteOptions) enabled() bool { return o.Kind != "" && o.Kind != RouteNon
 // resolveRoute expands the templates for a and checks the result, which only now is known
 // (a {namespace} of an object without one, a {name} that is no DNS label part).
 func resolveRoute(a *app.App, o RouteOptions) (routeFacts, string) {
-	f := routeFacts{host: expand(o.Hostname, a), prefix: expand(o.PathPrefix, a), tls: o.TLSSecret != ""}
-	uses := func(ph string) bool { return strings.Contains(o.Hostname, ph) || strings.Contains(o.PathPrefix, ph) }
+	f := routeFacts{host: expand(o.Hostname, a), prefix: expand(o.PathPrefix, a), grpcHost: expand(o.GRPCHostname, a), tls: o.TLSSecret != ""}
+	uses := func(ph string) bool {
+		return strings.Contains(o.Hostname, ph) || strings.Contains(o.PathPrefix, ph) || strings.Contains(o.GRPCHostname, ph)
+	}
 	if uses("{namespace}") && a.Namespace == "" {
 		return f, "the route uses {namespace} but the object has no metadata.namespace: set it (e.g. kustomize's namespace:) so the route's URL is known at build time"
 	}
-	if f.host != "" {
-		if errs := validation.IsDNS1123Subdomain(f.host); len(errs) > 0 {
-			return f, fmt.Sprintf("the route's hostname %q is not a DNS name: %s", f.host, strings.Join(errs, "; "))
+	for _, h := range []string{f.host, f.grpcHost} {
+		if errs := validation.IsDNS1123Subdomain(h); h != "" && len(errs) > 0 {
+			return f, fmt.Sprintf("the route's hostname %q is not a DNS name: %s", h, strings.Join(errs, "; "))
 		}
 	}
 	if msg := CheckPathPrefix(f.prefix); msg != "" {
@@ -159,10 +170,15 @@ func wantProxyConf(f routeFacts, cur map[string]string) (proxyBase, redirect str
 	if f.prefix != "/" {
 		proxyBase = f.prefix
 	}
-	switch {
-	case cur[KeyProxyRedirectURI] != "":
-		// The user's own (e.g. https://host behind an HTTPS Gateway listener) is kept.
-		redirect = cur[KeyProxyRedirectURI]
+	if proxyBase == "" && !f.tls {
+		// At the root without TLS Spark's own redirects are right: whatever is set stays.
+		return proxyBase, cur[KeyProxyRedirectURI]
+	}
+	switch c := cur[KeyProxyRedirectURI]; {
+	case c != "" && f.host != "" && (c == "https://"+f.host || c == "http://"+f.host) && !(f.tls && c == "http://"+f.host):
+		// A choice of scheme for this host is the user's to make (https://<host> behind an
+		// HTTPS Gateway listener, which sparkui cannot see); another host is stale.
+		redirect = c
 	case f.tls && f.host != "":
 		redirect = "https://" + f.host
 	case proxyBase != "":
@@ -257,13 +273,10 @@ func httpRouteSpec(a *app.App, o RouteOptions, f routeFacts, port int) *yaml.Nod
 	return spec
 }
 
-// grpcRouteSpec sends every gRPC call of the host to the UI Service's spark-connect port:
-// Spark Connect's services are all under one server, so no method match is needed.
+// grpcRouteSpec sends every gRPC call of its own host to the UI Service's spark-connect
+// port: Spark Connect's services are all under one server, so no method match is needed.
 func grpcRouteSpec(a *app.App, o RouteOptions, f routeFacts) *yaml.Node {
-	spec := yamlx.NewMap("parentRefs", parentRefs(o))
-	if f.host != "" {
-		yamlx.Set(spec, "hostnames", yamlx.NewSeq(f.host))
-	}
+	spec := yamlx.NewMap("parentRefs", parentRefs(o), "hostnames", yamlx.NewSeq(f.grpcHost))
 	rule := yamlx.NewMap("backendRefs", yamlx.NewSeq(yamlx.NewMap("group", "", "kind", "Service", "name", a.UIServiceName, "port", DefaultConnectPort)))
 	yamlx.Set(spec, "rules", yamlx.NewSeq(rule))
 	return spec

@@ -68,6 +68,7 @@ var configMapKeys = map[string][]string{
 	"routeIngressClass": {"spec", "route", "ingressClassName"},
 	"routeTLSSecret":    {"spec", "route", "tls", "secretName"},
 	"routeGRPC":         {"spec", "route", "grpc"},
+	"routeGRPCHostname": {"spec", "route", "grpcHostname"},
 }
 
 // LoadConfig reads the functionConfig in either form. Any problem is a SUI014 result naming

@@ -43,6 +43,7 @@ func applyRoute(get func(path ...string) (any, bool), r *transform.RouteOptions)
 		r.Kind = transform.RouteNone
 	}
 	r.Hostname = str("hostname")
+	r.GRPCHostname = str("grpcHostname")
 	r.PathPrefix = str("pathPrefix")
 	if r.PathPrefix == "" {
 		r.PathPrefix = "/"
@@ -79,7 +80,13 @@ func checkRoute(fc *yaml.RNode, r transform.RouteOptions, pathOf func(string) st
 			bad(ptr, "%q is not %s: %s", v, what, strings.Join(errs, "; "))
 		}
 	}
-	dns("hostname", "a DNS name (DNS-1123 subdomain)", r.Hostname, validation.IsDNS1123Subdomain)
+	for _, h := range []struct{ ptr, v string }{{"hostname", r.Hostname}, {"grpcHostname", r.GRPCHostname}} {
+		if host, msg := transform.TemplateSample(h.v); msg != "" {
+			bad(h.ptr, "%q %s", h.v, msg)
+		} else if errs := validation.IsDNS1123Subdomain(host); host != "" && len(errs) > 0 {
+			bad(h.ptr, "%q is not a DNS name (DNS-1123 subdomain): %s", h.v, strings.Join(errs, "; "))
+		}
+	}
 	dns("ingressClassName", "an IngressClass name", r.IngressClassName, validation.IsDNS1123Subdomain)
 	dns("tls/secretName", "a Secret name", r.TLSSecret, validation.IsDNS1123Subdomain)
 	for i, p := range r.ParentRefs {
@@ -104,6 +111,17 @@ func checkRoute(fc *yaml.RNode, r transform.RouteOptions, pathOf func(string) st
 		if r.IngressClassName != "" {
 			bad("ingressClassName", "is for kind Ingress only")
 		}
+		// A listener accepts only one of an HTTPRoute and a GRPCRoute whose hostnames
+		// intersect (sigs.k8s.io/gateway-api apis/v1/grpcroute_types.go, GRPCRouteSpec.Hostnames);
+		// no hostname intersects every other.
+		switch {
+		case r.GRPC && (r.Hostname == "" || r.GRPCHostname == ""):
+			bad("grpcHostname", "needs hostname and grpcHostname both set: a Gateway listener accepts only one of an HTTPRoute and a GRPCRoute whose hostnames intersect, and no hostname matches every host")
+		case r.GRPC && r.Hostname == r.GRPCHostname:
+			bad("grpcHostname", "must differ from hostname: a Gateway listener accepts only one of an HTTPRoute and a GRPCRoute whose hostnames intersect")
+		case !r.GRPC && r.GRPCHostname != "":
+			bad("grpcHostname", "is for grpc: true only")
+		}
 	case transform.RouteIngress, transform.RouteOpenShift:
 		if r.Hostname == "" {
 			bad("hostname", "is required for kind %s", r.Kind)
@@ -119,7 +137,7 @@ func checkRoute(fc *yaml.RNode, r transform.RouteOptions, pathOf func(string) st
 		if r.Kind == transform.RouteIngress && r.PathPrefix != "/" {
 			bad("pathPrefix", "must be \"/\" for kind Ingress: networking.k8s.io/v1 has no controller-neutral prefix rewrite, and Spark serves its UI at the root (use a hostname per application, e.g. {name}.spark.example.com, or kind HTTPRoute)")
 		}
-		if r.GRPC {
+		if r.GRPC || r.GRPCHostname != "" {
 			bad("grpc", "needs kind HTTPRoute: the GRPCRoute attaches to the same Gateway parentRefs")
 		}
 	}

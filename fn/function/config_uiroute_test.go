@@ -15,10 +15,10 @@ const typedHead = "apiVersion: sparkui.dev/v1alpha1\nkind: SparkUIService\nspec:
 // "/".
 func TestUIRouteConfig(t *testing.T) {
 	want := transform.RouteOptions{Kind: transform.RouteHTTPRoute, Hostname: "spark.example.com", PathPrefix: "/spark/{namespace}/{name}",
-		ParentRefs: []transform.ParentRef{{Name: "shared", Namespace: "gateway-system", SectionName: "https"}}, GRPC: true}
+		ParentRefs: []transform.ParentRef{{Name: "shared", Namespace: "gateway-system", SectionName: "https"}}, GRPC: true, GRPCHostname: "connect.example.com"}
 	for _, fc := range []string{
-		typedHead + "    kind: HTTPRoute\n    hostname: spark.example.com\n    pathPrefix: /spark/{namespace}/{name}\n    grpc: true\n    parentRefs:\n    - {name: shared, namespace: gateway-system, sectionName: https}\n",
-		"apiVersion: v1\nkind: ConfigMap\ndata:\n  routeKind: HTTPRoute\n  routeHostname: spark.example.com\n  routePathPrefix: /spark/{namespace}/{name}\n  routeGRPC: \"true\"\n  routeParentRef: gateway-system/shared/https\n",
+		typedHead + "    kind: HTTPRoute\n    hostname: spark.example.com\n    pathPrefix: /spark/{namespace}/{name}\n    grpc: true\n    grpcHostname: connect.example.com\n    parentRefs:\n    - {name: shared, namespace: gateway-system, sectionName: https}\n",
+		"apiVersion: v1\nkind: ConfigMap\ndata:\n  routeKind: HTTPRoute\n  routeHostname: spark.example.com\n  routePathPrefix: /spark/{namespace}/{name}\n  routeGRPC: \"true\"\n  routeGRPCHostname: connect.example.com\n  routeParentRef: gateway-system/shared/https\n",
 	} {
 		cfg, res := LoadConfig(yaml.MustParse(fc))
 		if len(res) > 0 {
@@ -50,6 +50,8 @@ func TestUIRouteConfigErrors(t *testing.T) {
 		{typedHead + "    kind: HTTPRoute\n    parentRefs: [{name: Gw}]\n", "spec.route.parentRefs[0].name", `"Gw" is not a Gateway name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`},
 		{typedHead + "    kind: HTTPRoute\n    parentRefs: [{name: gw}]\n    tls: {secretName: c}\n", "spec.route.tls.secretName", "an HTTPRoute's TLS is set on its Gateway's listener, not on the route"},
 		{typedHead + "    kind: Ingress\n    hostname: h.example.com\n    pathPrefix: /spark\n", "spec.route.pathPrefix", `must be "/" for kind Ingress: networking.k8s.io/v1 has no controller-neutral prefix rewrite, and Spark serves its UI at the root (use a hostname per application, e.g. {name}.spark.example.com, or kind HTTPRoute)`},
+		{typedHead + "    kind: HTTPRoute\n    parentRefs: [{name: gw}]\n    hostname: h.example.com\n    grpc: true\n", "spec.route.grpcHostname", "needs hostname and grpcHostname both set: a Gateway listener accepts only one of an HTTPRoute and a GRPCRoute whose hostnames intersect, and no hostname matches every host"},
+		{typedHead + "    kind: HTTPRoute\n    parentRefs: [{name: gw}]\n    hostname: h.example.com\n    grpc: true\n    grpcHostname: h.example.com\n", "spec.route.grpcHostname", "must differ from hostname: a Gateway listener accepts only one of an HTTPRoute and a GRPCRoute whose hostnames intersect"},
 		{typedHead + "    kind: Route\n    hostname: h.example.com\n    grpc: true\n", "spec.route.grpc", "needs kind HTTPRoute: the GRPCRoute attaches to the same Gateway parentRefs"},
 		{typedHead + "    kind: HTTPRoute\n    parentRefs: [{namespace: x}]\n", "spec.route.parentRefs[0]", "missing properties: 'name'"},
 		{"apiVersion: v1\nkind: ConfigMap\ndata:\n  routeKind: HTTPRoute\n  routeParentRef: a//b\n", "data.routeParentRef", `"a//b" is not [<namespace>/]<name>[/<sectionName>]`},
