@@ -102,11 +102,10 @@ func Apply(m *app.Model, o Options) ([]*yaml.RNode, []Note) {
 		InjectRuntime(a, o)
 		radded, rremoved, note := ApplyRoute(a, o)
 		added = append(added, radded...)
+		// A route of another kind sparkui wrote before goes silently, as a rerun must give
+		// the same results (docs/routes.md).
 		for _, rn := range rremoved {
 			removed[rn] = true
-			_, name := app.Meta(rn)
-			notes = append(notes, Note{App: a, Object: rn, Rule: "SUI049",
-				Msg: "removed " + yamlx.GetStr(rn.YNode(), "kind") + " " + name + ": the functionConfig's route is now a " + string(o.Route.Kind)})
 		}
 		if note != nil {
 			notes = append(notes, *note)
