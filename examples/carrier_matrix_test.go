@@ -100,7 +100,7 @@ func merged(ms ...map[string]string) map[string]string {
 }
 
 func TestCarrierMatrix(t *testing.T) {
-	c := testcluster.Shared(t, dualStack)
+	c := testcluster.Shared(t, dualStack(t))
 	ctx := context.Background()
 	dry := map[string]error{} // document → the API server's answer: the cases share most objects
 	dryRunDoc := func(doc string) error {

@@ -2,7 +2,6 @@ package testcluster_test
 
 import (
 	"bytes"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,19 +17,13 @@ import (
 	"github.com/sparkui/sparkui/internal/testcluster"
 )
 
-// gatewayCRDs are the standard-channel CRDs of the route kinds sparkui writes, from the
-// module cache: `go list -m` names the directory of the version go.mod requires.
 func gatewayCRDs(t *testing.T) []string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	paths, err := testcluster.GatewayAPICRDs()
 	if err != nil {
-		t.Fatalf("go list -m sigs.k8s.io/gateway-api: %v", err)
+		t.Fatal(err)
 	}
-	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard")
-	return []string{
-		filepath.Join(dir, "gateway.networking.k8s.io_httproutes.yaml"),
-		filepath.Join(dir, "gateway.networking.k8s.io_grpcroutes.yaml"),
-	}
+	return paths
 }
 
 // routeCluster has the Gateway API route CRDs, OpenShift's Route CRD and the operators'
