@@ -424,8 +424,9 @@ func annotateUIService(a *app.App, f routeFacts) {
 // setConnectPort adds (or removes) the UI Service's second port, spark-connect, after the UI
 // port: the runtime's bind and withdrawal patch /spec/ports/0 only (runtime/binder), so a
 // second port is not theirs. Its targetPort is declared: Spark Connect's port does not move
-// (the server fails rather than retries, SparkConnectService.startGRPCService), and the
-// port routes only while the runtime's selector is in place.
+// by default (spark.connect.grpc.port.maxRetries is 0, "fail fast in case of port
+// conflicts", connect/server's config/Connect.scala), and the port routes only while the
+// runtime's selector is in place.
 func setConnectPort(a *app.App, on bool) {
 	spec := yamlx.Ensure(a.UIService.YNode(), "spec")
 	ports := yamlx.Get(spec, "ports")
