@@ -234,9 +234,6 @@ func connectPort(a *app.App) int {
 	return DefaultConnectPort
 }
 
-// routeMeta is the metadata of a route object: sparkui's, plus the OpenShift rewrite.
-func routeMeta(a *app.App) *yaml.Node { return ownMeta(a, a.UIServiceName) }
-
 func parentRefs(o RouteOptions) *yaml.Node {
 	s := yamlx.NewSeq()
 	for _, p := range o.ParentRefs {
@@ -373,7 +370,7 @@ func ApplyRoute(a *app.App, o Options) (added, removed []*yaml.RNode, note *Note
 		want[w.kind] = true
 		rn := a.Routes[w.kind]
 		if rn == nil {
-			md := routeMeta(a)
+			md := ownMeta(a, a.UIServiceName)
 			if w.rewrite != "" {
 				yamlx.Set(md, "annotations", yamlx.NewMap(AnnotationRewriteTarget, w.rewrite))
 			}
