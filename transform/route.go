@@ -357,7 +357,7 @@ func uiPortName(a *app.App) string {
 // back to what is wanted in place, keeping their other labels and annotations), those of
 // another kind sparkui wrote before (returned for removal), the route annotations and
 // spark-connect port of the UI Service, and the proxy settings of the conf.
-func ApplyRoute(a *app.App, o Options) (added, removed []*yaml.RNode, note *Note) {
+func ApplyRoute(m *app.Model, a *app.App, o Options) (added, removed []*yaml.RNode, note *Note) {
 	if !o.Route.enabled() {
 		return nil, nil, nil
 	}
@@ -365,8 +365,16 @@ func ApplyRoute(a *app.App, o Options) (added, removed []*yaml.RNode, note *Note
 	if problem != "" {
 		return nil, nil, &Note{App: a, Object: a.Pod, Rule: "SUI049", Error: true, Msg: problem + "; sparkui writes no route for it"}
 	}
+	wants := wantRoutes(a, o, f)
+	for _, w := range wants {
+		if other := m.ForeignRoute(w.kind, a.Namespace, a.UIServiceName); other != nil && a.Routes[w.kind] == nil {
+			return nil, nil, &Note{App: a, Object: other, Rule: "SUI049", Error: true, Field: "metadata.name",
+				Msg: "the input already has " + w.kind + " " + nsSlash(a.Namespace, a.UIServiceName) + ", which is not sparkui's: applied, one would replace the other; rename it, or label it app.kubernetes.io/managed-by: sparkui and " +
+					a.IdentityKey + ": " + a.IdentityValue + " to let sparkui manage it; sparkui writes no route for this application"}
+		}
+	}
 	want := map[string]bool{}
-	for _, w := range wantRoutes(a, o, f) {
+	for _, w := range wants {
 		want[w.kind] = true
 		rn := a.Routes[w.kind]
 		if rn == nil {

@@ -100,7 +100,7 @@ func Apply(m *app.Model, o Options) ([]*yaml.RNode, []Note) {
 			}
 		}
 		InjectRuntime(a, o)
-		radded, rremoved, note := ApplyRoute(a, o)
+		radded, rremoved, note := ApplyRoute(m, a, o)
 		added = append(added, radded...)
 		// A route of another kind sparkui wrote before goes silently, as a rerun must give
 		// the same results (docs/routes.md).

@@ -127,6 +127,9 @@ type Model struct {
 	Duplicates []*yaml.RNode
 	// Ingresses are every networking.k8s.io/v1 Ingress of the input.
 	Ingresses []*yaml.RNode
+	// ForeignRoutes are the route objects (RouteObjectKinds) of the input that are not
+	// sparkui's, by "kind/namespace/name": sparkui never writes a route of the same name.
+	ForeignRoutes map[string]*yaml.RNode
 }
 
 // Ignored reports whether an object is out of sparkui's hands: local configuration and

@@ -50,6 +50,11 @@ func (ix *index) indexRoute(it *yaml.RNode, kind, ns string) {
 	}
 	l := Labels(it)
 	if l[names.LabelManagedBy] != names.ManagedByValue {
+		_, name := Meta(it)
+		if ix.model.ForeignRoutes == nil {
+			ix.model.ForeignRoutes = map[string]*yaml.RNode{}
+		}
+		ix.model.ForeignRoutes[kind+"/"+ns+"/"+name] = it
 		return
 	}
 	for _, id := range identities(l) {
@@ -82,4 +87,10 @@ func (a *App) RoutePrefix() (string, bool) {
 		return "", false
 	}
 	return v.Value, true
+}
+
+// ForeignRoute is the route object of the input, not sparkui's, of this kind, namespace and
+// name; nil when none.
+func (m *Model) ForeignRoute(kind, ns, name string) *yaml.RNode {
+	return m.ForeignRoutes[kind+"/"+ns+"/"+name]
 }
