@@ -42,6 +42,7 @@ func defaults() Config {
 			ExternalURI:    sidecar.ExternalURINone,
 			RuntimeImage:   version.RuntimeImage(),
 			CreateRBAC:     true,
+			Route:          transform.RouteOptions{Kind: transform.RouteNone, PathPrefix: "/"},
 		},
 	}
 }
@@ -59,6 +60,15 @@ var configMapKeys = map[string][]string{
 	"authBearerSecret": {"spec", "runtime", "auth", "bearerTokenSecret"},
 	"authHeaderSecret": {"spec", "runtime", "auth", "headerSecret"},
 	"kubeflowRoute":    {"spec", "kubeflow", "route"},
+	// "namespace/name[/sectionName]", or a name alone: one parentRef.
+	"routeKind":         {"spec", "route", "kind"},
+	"routeHostname":     {"spec", "route", "hostname"},
+	"routePathPrefix":   {"spec", "route", "pathPrefix"},
+	"routeParentRef":    {"spec", "route", "parentRefs"},
+	"routeIngressClass": {"spec", "route", "ingressClassName"},
+	"routeTLSSecret":    {"spec", "route", "tls", "secretName"},
+	"routeGRPC":         {"spec", "route", "grpc"},
+	"routeGRPCHostname": {"spec", "route", "grpcHostname"},
 }
 
 // LoadConfig reads the functionConfig in either form. Any problem is a SUI014 result naming
@@ -108,6 +118,7 @@ func LoadConfig(fc *yaml.RNode) (Config, framework.Results) {
 	if len(results) == 0 {
 		applyTyped(typed, &cfg)
 		results = checkAuth(fc, cfg.Transform.RuntimeAuth, cfg.authBoth, pathOf)
+		results = append(results, checkRoute(fc, cfg.Transform.Route, pathOf)...)
 	}
 	if len(results) > 0 {
 		sortResults(results)
@@ -172,7 +183,14 @@ func fromConfigMap(fc *yaml.RNode, cfg *Config) (map[string]any, framework.Resul
 				return
 			}
 			value = map[string]any{"name": name, "key": k}
-		case "enabled", "create":
+		case "parentRefs":
+			ref, ok := parseParentRef(val)
+			if !ok {
+				results = append(results, validate.ConfigError(fc, fieldpath.Key("data", key), fmt.Sprintf("%q is not [<namespace>/]<name>[/<sectionName>]", val)))
+				return
+			}
+			value = []any{ref}
+		case "enabled", "create", "grpc":
 			b, err := strconv.ParseBool(val)
 			if err != nil {
 				results = append(results, validate.ConfigError(fc, fieldpath.Key("data", key), fmt.Sprintf("%q is not true or false", val)))
@@ -263,6 +281,7 @@ func applyTyped(typed map[string]any, cfg *Config) {
 	if v, ok := get("spec", "rbac", "create"); ok {
 		cfg.Transform.CreateRBAC = v.(bool)
 	}
+	applyRoute(get, &cfg.Transform.Route)
 	if v, ok := get("spec", "kubeflow", "route"); ok {
 		cfg.KubeflowRoute = v.(string)
 	}

@@ -28,6 +28,7 @@ func (ix *index) buildPod(c *Carrier, sparkConf map[string]string) *App {
 	a.IdentityKey, a.IdentityValue = names.LabelAppSelector, a.AppID
 	ix.attach(a, labels)
 	ix.name(a)
+	ix.attachRoutes(a)
 	return a
 }
 
@@ -74,6 +75,7 @@ func (ix *index) buildCarrier(c *Carrier) *App {
 	}
 	a.Prefix = c.Prefix()
 	ix.name(a)
+	ix.attachRoutes(a)
 	return a
 }
 

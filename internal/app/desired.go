@@ -150,6 +150,11 @@ type RuntimeOwned struct {
 func RuntimeOwnedFields(svc *yaml.Node) []RuntimeOwned {
 	var out []RuntimeOwned
 	for i, p := range yamlx.Items(yamlx.Get(svc, "spec", "ports")) {
+		// The spark-connect port's targetPort is sparkui's, not the runtime's (transform's
+		// setConnectPort): the runtime patches the first port only.
+		if i > 0 && yamlx.GetStr(p, "name") == names.ConnectPortName {
+			continue
+		}
 		if t := yamlx.Get(p, "targetPort"); t != nil {
 			out = append(out, RuntimeOwned{Path: "spec.ports[" + strconv.Itoa(i) + "].targetPort", What: "targetPort", Value: yamlx.Str(t), Parent: p, Key: "targetPort"})
 		}

@@ -95,6 +95,8 @@ type index struct {
 	carrierOursRBAC map[kindKey][]*yaml.RNode
 	claimed         map[*yaml.RNode]bool
 	rbacByName      map[nsName][]*yaml.RNode
+	// ourRoutes are sparkui's route objects by kind and identity, in input order.
+	ourRoutes map[kindKey][]*yaml.RNode
 
 	usedSvc, usedBinder map[nsName]bool
 
@@ -115,6 +117,7 @@ func newIndex(m *Model) *index {
 		carrierOursRBAC: map[kindKey][]*yaml.RNode{},
 		claimed:         map[*yaml.RNode]bool{},
 		rbacByName:      map[nsName][]*yaml.RNode{},
+		ourRoutes:       map[kindKey][]*yaml.RNode{},
 		usedSvc:         map[nsName]bool{},
 		usedBinder:      map[nsName]bool{},
 	}
@@ -170,6 +173,8 @@ func newIndex(m *Model) *index {
 					m.OperatorServices[ns][svc] = who
 				}
 			}
+		case isRouteObject(av, kind):
+			ix.indexRoute(it, kind, ns)
 		case av == "rbac.authorization.k8s.io/v1":
 			switch kind {
 			case "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding":
