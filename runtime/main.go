@@ -40,6 +40,7 @@ const (
 	exitUnreachable = 3 // withdraw: no runtime listens on the socket
 	exitWithdrawn   = 4 // wait-uri: the UI Service is withdrawn
 	exitDeleted     = 5 // wait-uri: the UI Service was deleted
+	exitHandedOff   = 6 // wait-uri: the UI Service is handed off to the History Server (its page on stdout)
 )
 
 func main() {
@@ -108,7 +109,8 @@ func run(args []string, stderr io.Writer) int {
 		"guard_label", cfg.GuardLabel, "selector", cfg.PodSelector, "owner_reference", !cfg.NoOwnerReference,
 		"pod", cfg.PodName, "ui_port", cfg.UIPort, "max_retries", cfg.MaxRetries, "tls", cfg.TLS, "ssl_ui_port", cfg.SSLPort,
 		"host_network", cfg.HostNetwork, "external_uri", cfg.ExternalURI, "poll", cfg.Poll, "skip_ports", cfg.SkipPorts,
-		"ui_filters", cfg.UIFilters, "auth_bearer_file", cfg.AuthBearerFile, "auth_header_file", cfg.AuthHeaderFile)
+		"ui_filters", cfg.UIFilters, "auth_bearer_file", cfg.AuthBearerFile, "auth_header_file", cfg.AuthHeaderFile,
+		"history_url", cfg.HistoryURL, "redirector_port", cfg.RedirectorPort)
 	installSelf(log, s.install)
 	restCfg, err := restConfig(s.kubeconfig)
 	if err != nil {
