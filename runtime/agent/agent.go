@@ -68,7 +68,7 @@ type Agent struct {
 	fatalMsg string
 	// verifiedID is the application id the UI this process found reported (sparkapi Match).
 	verifiedID string
-	said     map[string]bool // messages logged once
+	said       map[string]bool // messages logged once
 }
 
 // New prepares an agent; restCfg is the API server's configuration.
