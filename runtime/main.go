@@ -6,6 +6,8 @@
 //	                                                               (the sidecar, Service shared by runs)
 //	sparkui-runtime withdraw [--socket=…] [--timeout=10s]          (the driver's preStop hook)
 //	sparkui-runtime wait-uri --namespace=N --service=S [--timeout=5m]  (clients: print the external URI)
+//	sparkui-runtime redirect [--namespace=N] [--redirector-port=8080] [--health-port=8081]
+//	                                                               (the namespace's History Server redirector)
 //	sparkui-runtime --version
 //
 // Every flag of run can also be given as an environment variable SPARKUI_<FLAG> (upper case,
@@ -63,6 +65,8 @@ func Main(args []string, stderr io.Writer) int {
 		return withdraw(args[1:], stderr)
 	case WaitURICommand:
 		return waitURI(args[1:], os.Stdout, stderr)
+	case RedirectCommand:
+		return redirectMain(args[1:], stderr)
 	case "-h", "--help", "help":
 		usage(stderr)
 		return exitOK
@@ -81,6 +85,8 @@ func usage(w io.Writer) {
   sparkui-runtime withdraw [--socket=PATH] [--timeout=D]   ask the sidecar to withdraw (preStop hook)
   sparkui-runtime wait-uri --namespace=N --service=S [--timeout=D] [--kubeconfig=F]
                                                           wait for the UI's external URI and print it
+  sparkui-runtime redirect [--namespace=N] [--redirector-port=8080] [--health-port=8081] [--kubeconfig=F]
+                                                          the namespace's History Server redirector
   sparkui-runtime --version
 
 Run "sparkui-runtime run -h" for the flags.
