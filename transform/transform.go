@@ -27,6 +27,9 @@ type Options struct {
 	// RuntimeAuth is the credential the runtime sends to a UI behind spark.ui.filters, from
 	// a Secret in the application's namespace; zero: none.
 	RuntimeAuth sidecar.Auth
+	// History is the History Server hand-off (historyServer): passed to the runtime as env
+	// when its URL is set.
+	History sidecar.History
 }
 
 // Note is something the rewrite did that a user should hear about.
