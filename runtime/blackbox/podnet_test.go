@@ -44,9 +44,9 @@ const (
 	podNetAppID     = "BLACKBOX_PODNET_APP_ID"
 	podNetPodName   = "BLACKBOX_PODNET_POD_NAME" // spark.kubernetes.driver.pod.name, "" = unset
 	podNetNamespace = "BLACKBOX_PODNET_NAMESPACE"
-	podNetAPIAddr   = "BLACKBOX_PODNET_API_ADDR"  // the API server's host:port, served on lo
-	podNetAPISock   = "BLACKBOX_PODNET_API_SOCK"  // the unix socket relayed to the API server
-	podNetJWSToken  = "BLACKBOX_PODNET_JWS_TOKEN" // set: the UI is behind Spark's JWSFilter accepting it
+	podNetAPIAddr   = "BLACKBOX_PODNET_API_ADDR"   // the API server's host:port, served on lo
+	podNetAPISock   = "BLACKBOX_PODNET_API_SOCK"   // the unix socket relayed to the API server
+	podNetJWSToken  = "BLACKBOX_PODNET_JWS_TOKEN"  // set: the UI is behind Spark's JWSFilter accepting it
 	podNetProxyBase = "BLACKBOX_PODNET_PROXY_BASE" // spark.ui.proxyBase of the stand-in UI
 )
 
