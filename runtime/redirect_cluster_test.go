@@ -181,6 +181,19 @@ func TestRedirectorBinary(t *testing.T) {
 	if code, loc, _, err := get(t, base+"/", "Spark.Example.com", map[string]string{"X-Forwarded-Context": "/apps/wordcount"}); err != nil || code != 302 || loc != want {
 		t.Errorf("X-Forwarded-Context: %d %q %v", code, loc, err)
 	}
+	// Cost: redirects are answered from memory (the audit check below: no API request each).
+	cpu0, _ := procStat(t, redirector.cmd.Process.Pid)
+	const n = 2000
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		if code, _, _, err := get(t, base+"/apps/wordcount/jobs/", "spark.example.com", nil); err != nil || code != 302 {
+			t.Fatalf("request %d: %d %v", i, code, err)
+		}
+	}
+	took := time.Since(start)
+	cpu1, rss := procStat(t, redirector.cmd.Process.Pid)
+	t.Logf("redirector: %d redirects in %s (%.0f µs each, client included), %s CPU, RSS %.1f MiB",
+		n, took.Round(time.Millisecond), float64(took.Microseconds())/n, (cpu1 - cpu0).Round(time.Millisecond), float64(rss)/(1<<20))
 	// Another host, another prefix: not this application's route.
 	if code, _, body, _ := get(t, base+"/apps/wordcount/", "other.example.com", nil); code != 404 || !strings.Contains(body, "no finished application") {
 		t.Errorf("other host: %d %q", code, body)
