@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -182,4 +183,33 @@ func TestHistoryUIReturns(t *testing.T) {
 	r.waitBound(t, port)
 	a.checkBound(t, port)
 	a.waitAudit(t, map[string]int{"patch": 3, "patch 200": 3, "get": 0})
+}
+
+// TestHistoryRestartWithoutVerifiedID: restarted after its UI went away, the runtime never
+// verified an application id in this process: with a History Server URL it still withdraws
+// plainly (no page it cannot name), and says why.
+func TestHistoryRestartWithoutVerifiedID(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, shared(t), appOpts{svcAnn: map[string]string{names.AnnotationFluxSSA: names.FluxSSAIfNotPresent}})
+	patch := `{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":"` + a.pod.Name + `","uid":"` + string(a.pod.UID) + `"}]},` +
+		`"spec":{"selector":{"spark-app-selector":"` + a.appID + `","spark-role":"driver"},"ports":[{"name":"spark-ui","port":4040,"targetPort":41234}]}}`
+	if _, err := a.c.Client.CoreV1().Services(a.ns).Patch(testcluster.Context(t, 10*time.Second), a.service, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := historyConfig(a.config(t))
+	if err := os.WriteFile(cfg.StateFile, []byte("41234\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, a, cfg)
+	r.waitWithdrawn(t)
+	a.checkWithdrawn(t)
+	if st := r.Status(); st.HistoryURI != "" {
+		t.Errorf("status %+v: handed off without a verified id", st)
+	}
+	if !strings.Contains(r.logs.String(), "not handed off to the History Server: this process verified no UI") {
+		t.Errorf("the plain withdrawal is not explained:\n%s", r.logs.String())
+	}
+	if _, ok := a.service_(t).Annotations[names.AnnotationHistoryURI]; ok {
+		t.Error("history URI written without a verified id")
+	}
 }

@@ -147,6 +147,9 @@ func (a *Agent) written(want desire, gen uint64, outcome binder.Withdrawal, h bi
 		a.log.Info("UI Service handed off to the History Server redirector", "service", a.cfg.Service,
 			"selector", names.LabelHistoryRedirector+"="+names.HistoryRedirectorValue, "target_port", h.Port,
 			"history_uri", h.URI, "reason", want.reason, "took", took)
+	case a.cfg.HistoryURL != "":
+		a.log.Info("UI Service withdrawn, not handed off to the History Server: this process verified no UI, so it cannot name the application's page",
+			"service", a.cfg.Service, "selector", names.WithdrawnSelectorKey+"="+a.cfg.PodUID, "reason", want.reason, "took", took)
 	default:
 		a.log.Info("UI Service withdrawn", "service", a.cfg.Service, "selector", names.WithdrawnSelectorKey+"="+a.cfg.PodUID,
 			"reason", want.reason, "took", took)
