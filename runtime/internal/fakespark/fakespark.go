@@ -18,8 +18,8 @@
 //     redirects Spark writes, never where it serves: every handler, the REST API included, is
 //     attached at its root path (ui/SparkUI.scala initialize, ApiRootResource's "/api";
 //     JettyUtils.createServletHandler prefixes only a History Server's basePath). Links are
-//     prefixed with UIUtils.uiRoot: spark.ui.proxyBase, else the request's
-//     X-Forwarded-Context header (ui/UIUtils.scala). "/" redirects to "/jobs/" resolved
+//     prefixed with UIUtils.uiRoot: spark.ui.proxyBase, else $APPLICATION_WEB_PROXY_BASE (YARN's,
+//     not modelled), else the request's X-Forwarded-Context header (ui/UIUtils.scala). "/" redirects to "/jobs/" resolved
 //     against the request URL (JettyUtils.createRedirectHandler), and Jetty redirects a
 //     context root without its slash ("/jobs") to "/jobs/"; with spark.ui.proxyRedirectUri
 //     the ProxyRedirectHandler rewrites every redirect to <proxyRedirectUri><uiRoot><path>
