@@ -38,6 +38,11 @@ func RuntimeContainer(a *app.App, o Options) *yaml.Node {
 	for _, e := range a.RuntimeEnv() {
 		env.Content = append(env.Content, fieldEnv(e[0], e[1]))
 	}
+	// After the downward-API entries, so that an output without a History Server keeps its
+	// env byte for byte.
+	for _, e := range o.History.Env() {
+		env.Content = append(env.Content, yamlx.NewMap("name", e[0], "value", e[1]))
+	}
 	return yamlx.NewMap(
 		"name", sidecar.ContainerName,
 		"image", o.RuntimeImage,

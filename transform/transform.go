@@ -29,6 +29,9 @@ type Options struct {
 	RuntimeAuth sidecar.Auth
 	// Route is the route to each application's UI Service (spec.route).
 	Route RouteOptions
+	// History is the History Server hand-off (historyServer): passed to the runtime as env
+	// when its URL is set.
+	History sidecar.History
 }
 
 // Note is something the rewrite did that a user should hear about.

@@ -43,6 +43,7 @@ func defaults() Config {
 			RuntimeImage:   version.RuntimeImage(),
 			CreateRBAC:     true,
 			Route:          transform.RouteOptions{Kind: transform.RouteNone, PathPrefix: "/"},
+			History:        sidecar.History{RedirectorPort: sidecar.DefaultRedirectorPort},
 		},
 	}
 }
@@ -69,6 +70,9 @@ var configMapKeys = map[string][]string{
 	"routeTLSSecret":    {"spec", "route", "tls", "secretName"},
 	"routeGRPC":         {"spec", "route", "grpc"},
 	"routeGRPCHostname": {"spec", "route", "grpcHostname"},
+	// The History Server hand-off (docs/history.md).
+	"historyServerURL":      {"spec", "historyServer", "url"},
+	"historyRedirectorPort": {"spec", "historyServer", "redirectorPort"},
 }
 
 // LoadConfig reads the functionConfig in either form. Any problem is a SUI014 result naming
@@ -119,6 +123,7 @@ func LoadConfig(fc *yaml.RNode) (Config, framework.Results) {
 		applyTyped(typed, &cfg)
 		results = checkAuth(fc, cfg.Transform.RuntimeAuth, cfg.authBoth, pathOf)
 		results = append(results, checkRoute(fc, cfg.Transform.Route, pathOf)...)
+		results = append(results, checkHistory(fc, cfg.Transform.History, pathOf)...)
 	}
 	if len(results) > 0 {
 		sortResults(results)
@@ -151,6 +156,19 @@ func checkAuth(fc *yaml.RNode, auth sidecar.Auth, both bool, pathOf func(string)
 		out = append(out, validate.ConfigError(fc, pathOf(base+"/key"), fmt.Sprintf("%q is not a Secret key: %s", auth.Key, strings.Join(errs, "; "))))
 	}
 	return out
+}
+
+// checkHistory checks what the schema cannot say of historyServer.url: an absolute http(s)
+// URL the hand-off can append /history/<app id>/ to, without a query, fragment or
+// credentials (it is published in an annotation).
+func checkHistory(fc *yaml.RNode, h sidecar.History, pathOf func(string) string) framework.Results {
+	if h.URL == "" {
+		return nil
+	}
+	if err := sidecar.CheckHistoryURL(h.URL); err != nil {
+		return framework.Results{validate.ConfigError(fc, pathOf("/spec/historyServer/url"), err.Error())}
+	}
+	return nil
 }
 
 // fromConfigMap converts the flat keys into the typed form, so one schema checks both.
@@ -197,7 +215,7 @@ func fromConfigMap(fc *yaml.RNode, cfg *Config) (map[string]any, framework.Resul
 				return
 			}
 			value = b
-		case "port":
+		case "port", "redirectorPort":
 			p, err := strconv.Atoi(val)
 			if err != nil {
 				results = append(results, validate.ConfigError(fc, fieldpath.Key("data", key), fmt.Sprintf("%q is not an integer", val)))
@@ -284,6 +302,17 @@ func applyTyped(typed map[string]any, cfg *Config) {
 	applyRoute(get, &cfg.Transform.Route)
 	if v, ok := get("spec", "kubeflow", "route"); ok {
 		cfg.KubeflowRoute = v.(string)
+	}
+	if v, ok := get("spec", "historyServer", "url"); ok {
+		cfg.Transform.History.URL = v.(string)
+	}
+	if v, ok := get("spec", "historyServer", "redirectorPort"); ok {
+		switch n := v.(type) {
+		case float64:
+			cfg.Transform.History.RedirectorPort = int(n)
+		case int:
+			cfg.Transform.History.RedirectorPort = n
+		}
 	}
 	if v, ok := get("spec", "sparkConf"); ok {
 		for k, val := range v.(map[string]any) {

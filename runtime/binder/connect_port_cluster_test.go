@@ -14,7 +14,7 @@ import (
 
 // TestBindLeavesConnectPort: a UI Service with the second port spark-connect that
 // spec.route.grpc adds (transform/route.go setConnectPort: declared targetPort) is bound and
-// withdrawn by patches of its first port only. Against a real API server: the bind sets
+// withdrawn (and handed off to the History Server's redirector) by patches of its first port only. Against a real API server: the bind sets
 // ports[0].targetPort and the selector, the withdrawal replaces the selector, and the
 // spark-connect port keeps its port and targetPort through both.
 func TestBindLeavesConnectPort(t *testing.T) {
@@ -59,8 +59,18 @@ func TestBindLeavesConnectPort(t *testing.T) {
 		t.Fatalf("bind: %v", err)
 	}
 	check("after the bind", 4041, tg.Selector)
-	if w, err := cl.Withdraw(ctx); err != nil || w == NotHeld {
+	if w, err := cl.Withdraw(ctx, Handoff{}); err != nil || w == NotHeld {
 		t.Fatalf("withdraw: %v %v", w, err)
 	}
 	check("after the withdrawal", 4041, tg.WithdrawnSelector())
+	// The History Server hand-off retargets the UI port only: Connect's port never reaches
+	// the redirector's.
+	if err := cl.Bind(ctx, 4042); err != nil {
+		t.Fatalf("rebind: %v", err)
+	}
+	check("after the rebind", 4042, tg.Selector)
+	if w, err := cl.Withdraw(ctx, Handoff{URI: "https://history.example.com/history/spark-1/", Port: 8090}); err != nil || w == NotHeld {
+		t.Fatalf("hand-off: %v %v", w, err)
+	}
+	check("after the hand-off", 8090, names.RedirectorSelector())
 }
