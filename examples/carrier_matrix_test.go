@@ -21,7 +21,7 @@ import (
 // The carrier matrix: every functionConfig feature against every carrier kind, in one table.
 // Each case runs the function (transform) on a carrier fixture shaped on the operators' own
 // examples and on what spark-submit writes (examples/spark-submit is
-// shared/reference/spark-submit-port0.yaml; testdata/carriers/README.md names the rest),
+// shared/reference/spark-submit-port0.yaml; testdata/assets/carriers/README.md names the rest),
 // then asserts that
 //   - validate mode on the output finds exactly the findings the carrier and the feature
 //     explain (matrixExplained), and transform mode none more;
@@ -40,16 +40,16 @@ type matrixCarrier struct {
 
 var matrixCarriers = []matrixCarrier{
 	{"spark-submit-pod", "spark-submit/manifests.yaml", "Pod", true},
-	{"kubeflow-sparkapplication", "../testdata/carriers/kubeflow-sparkapplication.yaml", "kubeflow", false},
-	{"kubeflow-scheduled", "../testdata/carriers/kubeflow-scheduled.yaml", "kubeflow", false},
-	{"kubeflow-sparkconnect", "../testdata/carriers/kubeflow-sparkconnect.yaml", "sparkconnect", false},
-	{"apache-v1", "../testdata/carriers/apache-v1.yaml", "apache", false},
-	{"apache-v1-template", "../testdata/carriers/apache-v1-template.yaml", "apache", false},
-	{"apache-v1beta1", "../testdata/carriers/apache-v1beta1.yaml", "apache", false},
-	{"deployment", "../testdata/carriers/connect-deployment.yaml", "workload", true},
-	{"statefulset", "../testdata/carriers/notebook-statefulset.yaml", "workload", false},
-	{"job", "../testdata/carriers/driver-job.yaml", "workload", false},
-	{"cronjob", "../testdata/carriers/driver-cronjob.yaml", "workload", false},
+	{"kubeflow-sparkapplication", "../testdata/assets/carriers/kubeflow-sparkapplication.yaml", "kubeflow", false},
+	{"kubeflow-scheduled", "../testdata/assets/carriers/kubeflow-scheduled.yaml", "kubeflow", false},
+	{"kubeflow-sparkconnect", "../testdata/assets/carriers/kubeflow-sparkconnect.yaml", "sparkconnect", false},
+	{"apache-v1", "../testdata/assets/carriers/apache-v1.yaml", "apache", false},
+	{"apache-v1-template", "../testdata/assets/carriers/apache-v1-template.yaml", "apache", false},
+	{"apache-v1beta1", "../testdata/assets/carriers/apache-v1beta1.yaml", "apache", false},
+	{"deployment", "../testdata/assets/carriers/connect-deployment.yaml", "workload", true},
+	{"statefulset", "../testdata/assets/carriers/notebook-statefulset.yaml", "workload", false},
+	{"job", "../testdata/assets/carriers/driver-job.yaml", "workload", false},
+	{"cronjob", "../testdata/assets/carriers/driver-cronjob.yaml", "workload", false},
 }
 
 // matrixFeature is one functionConfig feature: ConfigMap-form keys, and what it needs of the

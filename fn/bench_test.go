@@ -48,10 +48,10 @@ func appsInput(tb testing.TB, n int) []byte {
 }
 
 // kubeflowInput is a ResourceList of n kubeflow SparkApplications shaped like the operator's
-// own spark-pi example (testdata/carriers), one namespace: what a platform repo keeps.
+// own spark-pi example (testdata/assets/carriers), one namespace: what a platform repo keeps.
 func kubeflowInput(tb testing.TB, n int) []byte {
 	tb.Helper()
-	src, err := os.ReadFile("../testdata/carriers/kubeflow-sparkapplication.yaml")
+	src, err := os.ReadFile("../testdata/assets/carriers/kubeflow-sparkapplication.yaml")
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -35,6 +35,31 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestGoldenLayout: testdata/ holds golden cases, one directory each with input.yaml and
+// expected.yaml, and the shared assets other tests read under testdata/assets/ alone. A case
+// missing a file would otherwise be skipped by the checker without a word, and an asset among
+// the cases would be taken for one.
+func TestGoldenLayout(t *testing.T) {
+	entries, err := os.ReadDir("../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == "assets" {
+			continue
+		}
+		if !e.IsDir() {
+			t.Errorf("testdata/%s: a file among the golden cases (shared assets go under testdata/assets/)", e.Name())
+			continue
+		}
+		for _, f := range []string{"input.yaml", "expected.yaml"} {
+			if _, err := os.Stat(filepath.Join("../testdata", e.Name(), f)); err != nil {
+				t.Errorf("testdata/%s: not a golden case: %v (shared assets go under testdata/assets/)", e.Name(), err)
+			}
+		}
+	}
+}
+
 func runProcessor(t testing.TB, in []byte) []byte {
 	t.Helper()
 	var out bytes.Buffer

@@ -336,7 +336,7 @@ func TestValidateCommandUnusableInput(t *testing.T) {
 func sarifSchema(t testing.TB) *jsonschema.Schema {
 	t.Helper()
 	c := jsonschema.NewCompiler()
-	b := mustRead(t, "../testdata/sarif-schema-2.1.0.json")
+	b := mustRead(t, "../testdata/assets/sarif-schema-2.1.0.json")
 	if err := c.AddResource("sarif-schema-2.1.0.json", bytes.NewReader(b)); err != nil {
 		t.Fatal(err)
 	}

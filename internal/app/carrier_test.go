@@ -26,7 +26,7 @@ func readObjects(t *testing.T, src string) []*yaml.RNode {
 
 func fixture(t *testing.T, name string) []*yaml.RNode {
 	t.Helper()
-	b, err := os.ReadFile("../../testdata/carriers/" + name)
+	b, err := os.ReadFile("../../testdata/assets/carriers/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -975,7 +975,7 @@ func TestReshapedFixturesNeverPanic(t *testing.T) {
 	}
 	runs, shapeErrs := 0, 0
 	for _, file := range files {
-		b, err := os.ReadFile("../../testdata/carriers/" + file)
+		b, err := os.ReadFile("../../testdata/assets/carriers/" + file)
 		if err != nil {
 			t.Fatal(err)
 		}

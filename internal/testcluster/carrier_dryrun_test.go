@@ -55,8 +55,8 @@ func node(t *testing.T, src string) *yaml.Node {
 // dry run with strict field validation: every place a carrier writes is valid in the
 // operators' schemas, v1beta1 included.
 func TestDryRunCarrierWrites(t *testing.T) {
-	c := testcluster.Shared(t, testcluster.Options{CRDDirectoryPaths: []string{"../../testdata/crds"}})
-	files, err := filepath.Glob("../../testdata/carriers/*.yaml")
+	c := testcluster.Shared(t, testcluster.Options{CRDDirectoryPaths: []string{"../../testdata/assets/crds"}})
+	files, err := filepath.Glob("../../testdata/assets/carriers/*.yaml")
 	if err != nil || len(files) < 9 {
 		t.Fatalf("carrier fixtures: %v, %v", files, err)
 	}
@@ -137,7 +137,7 @@ func mustRead(t *testing.T, path string) []byte {
 // and spec: kubeflow/spark-operator internal/controller/sparkconnect/reconciler.go
 // mutateServerPod, with its own labels and the server container's image) is dry-run too.
 func TestDryRunSparkConnectRewritten(t *testing.T) {
-	c := testcluster.Shared(t, testcluster.Options{CRDDirectoryPaths: []string{"../../testdata/crds"}})
+	c := testcluster.Shared(t, testcluster.Options{CRDDirectoryPaths: []string{"../../testdata/assets/crds"}})
 	for _, dir := range []string{"carrier-kubeflow-sparkconnect", "carrier-kubeflow-sparkconnect-service"} {
 		rl, err := yaml.Parse(string(mustRead(t, filepath.Join("../../testdata", dir, "expected.yaml"))))
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 )
 
 // crdDir holds the kubeflow and Apache operators' CRDs (see its SOURCE).
-const crdDir = "../../testdata/crds"
+const crdDir = "../../testdata/assets/crds"
 
 // crdCluster is a control plane with the operators' CRDs installed; no controller manager:
 // dry runs need none.
@@ -55,7 +55,7 @@ func TestCRDsInstalled(t *testing.T) {
 // a server-side dry run with strict field validation against the real schemas.
 func TestDryRunCarrierFixtures(t *testing.T) {
 	c := crdCluster(t)
-	files, err := filepath.Glob("../../testdata/carriers/*.yaml")
+	files, err := filepath.Glob("../../testdata/assets/carriers/*.yaml")
 	if err != nil || len(files) < 9 {
 		t.Fatalf("carrier fixtures: %v, %v", files, err)
 	}

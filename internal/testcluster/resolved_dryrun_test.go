@@ -17,7 +17,7 @@ import (
 // accepts; the objects rewritten from YAML aliases and merge keys, and the first copies of
 // duplicated carriers, are valid objects.
 func TestDryRunResolvedOutputs(t *testing.T) {
-	c := testcluster.Shared(t, testcluster.Options{CRDDirectoryPaths: []string{"../../testdata/crds"}})
+	c := testcluster.Shared(t, testcluster.Options{CRDDirectoryPaths: []string{"../../testdata/assets/crds"}})
 	for _, tc := range []struct {
 		dir     string
 		objects int

@@ -30,7 +30,7 @@ func gatewayCRDs(t *testing.T) []string {
 // CRDs, and dual-stack Service ranges (the kubeflow fixture's UI Service is IPv6-first).
 func routeCluster(t *testing.T) *testcluster.Cluster {
 	t.Helper()
-	paths := append(gatewayCRDs(t), "../../testdata/crds-openshift", "../../testdata/crds")
+	paths := append(gatewayCRDs(t), "../../testdata/assets/crds-openshift", "../../testdata/assets/crds")
 	return testcluster.Shared(t, testcluster.Options{CRDDirectoryPaths: paths,
 		APIServerArgs: map[string][]string{"service-cluster-ip-range": {"10.0.0.0/24,fd00:10:96::/112"}}})
 }

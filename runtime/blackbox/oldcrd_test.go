@@ -17,8 +17,8 @@ import (
 )
 
 // oldCRDs are the CRDs of kubeflow chart 1.3.1, the last without restartPolicy under
-// driver.initContainers (testdata/crds-kubeflow-chart-1.3.1/SOURCE).
-var oldCRDs = testcluster.Options{CRDDirectoryPaths: []string{"../../testdata/crds-kubeflow-chart-1.3.1"}}
+// driver.initContainers (testdata/assets/crds-kubeflow-chart-1.3.1/SOURCE).
+var oldCRDs = testcluster.Options{CRDDirectoryPaths: []string{"../../testdata/assets/crds-kubeflow-chart-1.3.1"}}
 
 // TestKubeflowWebhookOldCRDRefused: on a kubeflow install whose CRD predates
 // restartPolicy under driver.initContainers (charts up to 1.3.1), the function's webhook-route
