@@ -175,16 +175,25 @@ func podDoc(t *testing.T, r rendered) []byte {
 	return nil
 }
 
-// waitAnswer GETs url (redirects not followed) until it answers status, and body when body is
-// not "" — Traefik applies a configuration shortly after it writes the statuses, and the
-// EndpointSlice it reads follows the Service — and returns the body. It fails after 30 s with
-// the last answer.
+// waitAnswer GETs url until it answers status, and body when body is not "", and returns the
+// body. Traefik applies a configuration shortly after it writes the statuses, and the
+// EndpointSlice it reads follows the Service: it fails after 30 s with the last answer.
 func waitAnswer(t *testing.T, url string, status int, body string) string {
+	t.Helper()
+	got, _ := waitGet(t, url, fmt.Sprintf("%d %q", status, body), func(code int, b string) bool {
+		return code == status && (body == "" || b == body)
+	})
+	return got
+}
+
+// waitGet GETs url (redirects not followed, as the test's User-Agent) until ok holds.
+func waitGet(t *testing.T, url, want string, ok func(code int, body string) bool) (string, *http.Response) {
 	t.Helper()
 	client := &http.Client{Timeout: 5 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	var got string
-	testcluster.WaitFor(t, 30*time.Second, fmt.Sprintf("GET %s to answer %d %q", url, status, body), func() (bool, string) {
+	var body string
+	var last *http.Response
+	testcluster.WaitFor(t, 30*time.Second, "GET "+url+" to answer "+want, func() (bool, string) {
 		req, err := http.NewRequest(http.MethodGet, url, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -196,8 +205,8 @@ func waitAnswer(t *testing.T, url string, status int, body string) string {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		got = string(b)
-		return resp.StatusCode == status && (body == "" || got == body), fmt.Sprintf("%d %q", resp.StatusCode, got)
+		body, last = string(b), resp
+		return ok(resp.StatusCode, body), fmt.Sprintf("%d %q Location %q", resp.StatusCode, body, resp.Header.Get("Location"))
 	})
-	return got
+	return body, last
 }
