@@ -16,10 +16,19 @@ import (
 
 // dualStack is a control plane that serves both IP families, so the dual-stack and IPv6
 // fixtures are checked for real (a single-stack server refuses them whatever sparkui does),
-// with the kubeflow and Apache operators' CRDs installed for the carrier fixtures.
-var dualStack = testcluster.Options{APIServerArgs: map[string][]string{
-	"service-cluster-ip-range": {"10.0.0.0/24,fd00:10:96::/112"},
-}, CRDDirectoryPaths: []string{"../testdata/crds"}}
+// with the kubeflow and Apache operators' CRDs installed for the carrier fixtures, and the
+// route kinds' CRDs (Gateway API HTTPRoute and GRPCRoute from the module cache, OpenShift's
+// Route) for the route fixtures and examples.
+func dualStack(t testing.TB) testcluster.Options {
+	t.Helper()
+	gw, err := testcluster.GatewayAPICRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testcluster.Options{APIServerArgs: map[string][]string{
+		"service-cluster-ip-range": {"10.0.0.0/24,fd00:10:96::/112"},
+	}, CRDDirectoryPaths: append(gw, "../testdata/crds", "../testdata/crds-openshift")}
+}
 
 // The API server checks live here, with the other end-to-end checks of what the built
 // function writes, rather than in fn/: there they would make every fuzzing build of fn
@@ -30,7 +39,7 @@ var dualStack = testcluster.Options{APIServerArgs: map[string][]string{
 // fixtures whose config is invalid pass the spark-submit input through untouched: those must
 // be rejected, which proves the check can fail.
 func TestAPIServerAcceptsOutput(t *testing.T) {
-	c := testcluster.Shared(t, dualStack)
+	c := testcluster.Shared(t, dualStack(t))
 	ctx := context.Background()
 	outputs, _ := filepath.Glob("../testdata/*/expected.yaml")
 	examples, _ := filepath.Glob("../examples/*/expected.yaml")
@@ -126,7 +135,7 @@ func TestAPIServerAcceptsOutput(t *testing.T) {
 // TestAPIServerRejectsSparkSubmitInput: the reference manifests as spark-submit writes them
 // (port 0) are refused, with the field named.
 func TestAPIServerRejectsSparkSubmitInput(t *testing.T) {
-	c := testcluster.Shared(t, dualStack)
+	c := testcluster.Shared(t, dualStack(t))
 	src, err := os.ReadFile("../examples/spark-submit/manifests.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +245,7 @@ func kubeflowTemplatePod(t *testing.T, it *yaml.RNode) *yaml.RNode {
 // template (preserve-unknown-fields), so only the Pod built from it can catch a bad sidecar:
 // a broken restartPolicy passes in the SparkApplication and is refused in the Pod.
 func TestAPIServerChecksKubeflowTemplate(t *testing.T) {
-	c := testcluster.Shared(t, dualStack)
+	c := testcluster.Shared(t, dualStack(t))
 	ctx := context.Background()
 	src, err := os.ReadFile("../testdata/carrier-kubeflow-template/expected.yaml")
 	if err != nil {

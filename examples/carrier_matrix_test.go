@@ -33,7 +33,7 @@ import (
 // matrixCarrier is one carrier fixture.
 type matrixCarrier struct {
 	name, file string
-	kind       string // Pod, kubeflow, apache, workload
+	kind       string // Pod, kubeflow, sparkconnect, apache, workload
 	// hostNetwork: the fixture's driver is on the host network.
 	hostNetwork bool
 }
@@ -42,6 +42,7 @@ var matrixCarriers = []matrixCarrier{
 	{"spark-submit-pod", "spark-submit/manifests.yaml", "Pod", true},
 	{"kubeflow-sparkapplication", "../testdata/carriers/kubeflow-sparkapplication.yaml", "kubeflow", false},
 	{"kubeflow-scheduled", "../testdata/carriers/kubeflow-scheduled.yaml", "kubeflow", false},
+	{"kubeflow-sparkconnect", "../testdata/carriers/kubeflow-sparkconnect.yaml", "sparkconnect", false},
 	{"apache-v1", "../testdata/carriers/apache-v1.yaml", "apache", false},
 	{"apache-v1-template", "../testdata/carriers/apache-v1-template.yaml", "apache", false},
 	{"apache-v1beta1", "../testdata/carriers/apache-v1beta1.yaml", "apache", false},
@@ -84,6 +85,15 @@ var matrixFeatures = []matrixFeature{
 	{name: "podNetwork", hostNetwork: ptr(false)},
 	{name: "single-stack", conf: map[string]string{"spark.kubernetes.driver.service.ipFamilyPolicy": "SingleStack", "spark.kubernetes.driver.service.ipFamilies": "IPv4"}},
 	{name: "dual-stack", conf: dualConf},
+	// Routes (docs/routes.md): every kind, under a prefix where the kind takes one.
+	{name: "route-httproute", config: map[string]string{"routeKind": "HTTPRoute", "routeParentRef": "gateway-system/shared/https",
+		"routeHostname": "spark.example.com", "routePathPrefix": "/spark/{namespace}/{name}"}},
+	{name: "route-grpc", config: map[string]string{"routeKind": "HTTPRoute", "routeParentRef": "gateway-system/shared",
+		"routeHostname": "{name}-ui.example.com", "routeGRPC": "true", "routeGRPCHostname": "{name}.example.com"}},
+	{name: "route-ingress", config: map[string]string{"routeKind": "Ingress", "routeHostname": "{name}.spark.example.com",
+		"routeIngressClass": "shared", "routeTLSSecret": "spark-wildcard-tls"}},
+	{name: "route-openshift", config: map[string]string{"routeKind": "Route", "routeHostname": "spark.apps.example.com",
+		"routePathPrefix": "/ui/{namespace}/{name}", "routeTLSSecret": "spark-apps-tls"}},
 	{name: "everything", hostNetwork: ptr(true),
 		config: map[string]string{"authBearerSecret": "spark-ui-jws/token", "serviceType": "LoadBalancer", "externalURI": "loadBalancer"},
 		conf:   merged(tlsConf, dualConf)},
@@ -100,7 +110,7 @@ func merged(ms ...map[string]string) map[string]string {
 }
 
 func TestCarrierMatrix(t *testing.T) {
-	c := testcluster.Shared(t, dualStack)
+	c := testcluster.Shared(t, dualStack(t))
 	ctx := context.Background()
 	dry := map[string]error{} // document → the API server's answer: the cases share most objects
 	dryRunDoc := func(doc string) error {
@@ -237,7 +247,7 @@ func setConf(t *testing.T, items []*yaml.RNode, k, v string) {
 			case "spark.kubernetes.driver.service.ipFamilies":
 				mustPipe(t, it, yaml.LookupCreate(yaml.MappingNode, "spec"), yaml.SetField("ipFamilies", yaml.NewListRNode(strings.Split(v, ",")...)))
 			}
-		case it.GetApiVersion() == "sparkoperator.k8s.io/v1beta2" || strings.HasPrefix(it.GetApiVersion(), "spark.apache.org/"):
+		case strings.HasPrefix(it.GetApiVersion(), "sparkoperator.k8s.io/") || strings.HasPrefix(it.GetApiVersion(), "spark.apache.org/"):
 			path := []string{"spec", "sparkConf"}
 			if kind == "ScheduledSparkApplication" {
 				path = []string{"spec", "template", "sparkConf"}
@@ -299,6 +309,8 @@ func setHostNetwork(t *testing.T, items []*yaml.RNode, route string, on bool) {
 			spec = []string{"spec", "template", "spec"}
 		case "CronJob":
 			spec = []string{"spec", "jobTemplate", "spec", "template", "spec"}
+		case "SparkConnect":
+			spec = []string{"spec", "server", "template", "spec"}
 		case "SparkApplication", "ScheduledSparkApplication":
 			base := []string{"spec"}
 			if it.GetKind() == "ScheduledSparkApplication" {
@@ -406,6 +418,10 @@ func matrixExplained(mc matrixCarrier, route string, f matrixFeature) string {
 	case "kubeflow-sparkapplication", "kubeflow-scheduled":
 		// The operator's own <app>-ui-svc targets the declared port, whatever the route.
 		out = append(out, "SUI032 warning")
+	case "kubeflow-sparkconnect":
+		// Client mode; the operator's server Service has web-ui 4040 → 4040. Under hostNetwork
+		// the operator's spark.kubernetes.driver.pod.name proves the UI (no SUI022).
+		out = append(out, "SUI013 info", "SUI032 warning")
 	case "statefulset":
 		out = append(out, "SUI013 info") // client mode
 		if hostNetwork {
@@ -416,6 +432,11 @@ func matrixExplained(mc matrixCarrier, route string, f matrixFeature) string {
 	case "cronjob":
 		// Driver-only; no ServiceAccount; concurrencyPolicy Allow lets two runs share the Service.
 		out = append(out, "SUI013 info", "SUI016 warning", "SUI036 warning")
+	}
+	// A workload's conf is not sparkui's to write: a route under a prefix asks for the
+	// proxy settings to be added by hand.
+	if p := f.config["routePathPrefix"]; p != "" && p != "/" && mc.kind == "workload" {
+		out = append(out, "SUI049 warning")
 	}
 	_ = route
 	sort.Strings(out)
@@ -439,8 +460,86 @@ func operatorDriverPod(t *testing.T, it *yaml.RNode, route string) *yaml.RNode {
 		t.Fatalf("%s %s: no driver template on the template route", it.GetKind(), it.GetName())
 	case strings.HasPrefix(it.GetApiVersion(), "spark.apache.org/") && it.GetKind() == "SparkApplication":
 		return apacheTemplatePod(t, it)
+	case it.GetApiVersion() == "sparkoperator.k8s.io/v1alpha1" && it.GetKind() == "SparkConnect":
+		return connectServerPod(t, it)
 	}
 	return nil
+}
+
+// connectServerPod is the server Pod kubeflow's SparkConnect controller creates
+// (kubeflow/spark-operator internal/controller/sparkconnect/reconciler.go mutateServerPod):
+// spec.server.template's labels, annotations and spec; a spark-kubernetes-driver container
+// when there is none; in the server container (that one, else the first) the image from
+// spec.image when unset, command and args replaced, TCP probes on 15002, env POD_IP and
+// SPARK_NO_DAEMONIZE, the spark-conf mount, and the lifecycle replaced by its preStop hook;
+// the spark-conf volume; its own labels over the template's.
+func connectServerPod(t *testing.T, it *yaml.RNode) *yaml.RNode {
+	t.Helper()
+	pod := yaml.MustParse("apiVersion: v1\nkind: Pod\nmetadata: {}\nspec: {}\n")
+	tmpl, _ := it.Pipe(yaml.Lookup("spec", "server", "template"))
+	labels := map[string]string{}
+	if tmpl != nil {
+		if spec := tmpl.Field("spec"); spec != nil {
+			pod.SetMapField(spec.Value.Copy(), "spec")
+		}
+		if l, _ := tmpl.Pipe(yaml.Lookup("metadata", "labels")); l != nil {
+			_ = l.VisitFields(func(n *yaml.MapNode) error {
+				labels[n.Key.YNode().Value] = n.Value.YNode().Value
+				return nil
+			})
+		}
+		if a, _ := tmpl.Pipe(yaml.Lookup("metadata", "annotations")); a != nil {
+			mustPipe(t, pod, yaml.LookupCreate(yaml.MappingNode, "metadata"), yaml.SetField("annotations", a.Copy()))
+		}
+	}
+	spec, _ := pod.Pipe(yaml.Lookup("spec"))
+	cs, _ := spec.Pipe(yaml.LookupCreate(yaml.SequenceNode, "containers"))
+	elems, _ := cs.Elements()
+	if len(elems) == 0 {
+		mustPipe(t, cs, yaml.Append(yaml.MustParse("name: spark-kubernetes-driver\n").YNode()))
+		elems, _ = cs.Elements()
+	}
+	ctr := elems[0]
+	for _, c := range elems {
+		if c.Field("name") != nil && c.Field("name").Value.YNode().Value == "spark-kubernetes-driver" {
+			ctr = c
+			break
+		}
+	}
+	image := "apache/spark:4.0.1"
+	if i, _ := it.Pipe(yaml.Lookup("spec", "image")); i != nil {
+		image = i.YNode().Value
+	}
+	if ctr.Field("image") == nil {
+		mustPipe(t, ctr, yaml.SetField("image", yaml.NewScalarRNode(image)))
+	}
+	server := yaml.MustParse(`command: [bash, -c]
+args: ["${SPARK_HOME}/sbin/start-connect-server.sh --master k8s://https://10.0.0.1:443 --conf spark.driver.port=7078"]
+startupProbe: {tcpSocket: {port: 15002}, initialDelaySeconds: 5, periodSeconds: 10, timeoutSeconds: 1, failureThreshold: 30}
+readinessProbe: {tcpSocket: {port: 15002}, periodSeconds: 10, timeoutSeconds: 1, failureThreshold: 3}
+lifecycle: {preStop: {exec: {command: [bash, -c, "${SPARK_HOME}/sbin/stop-connect-server.sh"]}}}
+`)
+	for _, f := range []string{"command", "args", "startupProbe", "readinessProbe", "lifecycle"} {
+		if f == "startupProbe" || f == "readinessProbe" {
+			if ctr.Field(f) != nil {
+				continue
+			}
+		}
+		ctr.SetMapField(server.Field(f).Value, f)
+	}
+	mustPipe(t, ctr, yaml.LookupCreate(yaml.SequenceNode, "env"), yaml.Append(yaml.MustParse("name: POD_IP\nvalueFrom: {fieldRef: {fieldPath: status.podIP}}\n").YNode()))
+	mustPipe(t, ctr, yaml.LookupCreate(yaml.SequenceNode, "env"), yaml.Append(yaml.MustParse("name: SPARK_NO_DAEMONIZE\nvalue: \"true\"\n").YNode()))
+	mustPipe(t, ctr, yaml.LookupCreate(yaml.SequenceNode, "volumeMounts"), yaml.Append(yaml.MustParse("name: spark-conf\nsubPath: executor-pod-template.yaml\nmountPath: /tmp/spark/executor-pod-template.yaml\nreadOnly: true\n").YNode()))
+	mustPipe(t, spec, yaml.LookupCreate(yaml.SequenceNode, "volumes"), yaml.Append(yaml.MustParse("name: spark-conf\nconfigMap: {name: "+it.GetName()+"-conf, items: [{key: executor-pod-template.yaml, path: executor-pod-template.yaml}]}\n").YNode()))
+	labels["sparkoperator.k8s.io/launched-by-spark-operator"] = "true"
+	labels["sparkoperator.k8s.io/connect-name"] = it.GetName()
+	labels["spark-role"] = "connect-server"
+	if v, _ := it.Pipe(yaml.Lookup("spec", "sparkVersion")); v != nil {
+		labels["spark-version"] = v.YNode().Value
+	}
+	mustSet(t, pod.SetLabels(labels), pod.SetName(it.GetName()+"-server"), pod.SetNamespace(it.GetNamespace()))
+	completeContainers(t, spec)
+	return pod
 }
 
 // apacheTemplatePod is the driver Pod Spark builds in the Apache operator from

@@ -294,6 +294,8 @@ func TestExamples(t *testing.T) {
 		{"examples/multi-app", "examples/multi-app/overlays/prod"},
 		{"examples/kubeflow", "examples/kubeflow"},
 		{"examples/workloads", "examples/workloads"},
+		{"examples/route-httproute", "examples/route-httproute"},
+		{"examples/route-grpc", "examples/route-grpc"},
 	} {
 		t.Run(strings.TrimPrefix(ex.dir, "examples/"), func(t *testing.T) {
 			kustomizeExample(t, fn, ex.dir, ex.kustomization)
@@ -345,6 +347,8 @@ func TestExamples(t *testing.T) {
 	for _, ex := range []struct{ dir, namespace, prefix string }{
 		{"examples/kpt-declarative", "risk", "fraud-scoring-2b7d4f9e0c1a6e35"},
 		{"examples/apache-operator", "analytics", "word-count-sparkui"},
+		{"examples/route-ingress", "analytics", "word-count-sparkui"},
+		{"examples/route-openshift", "spark-jobs", "spark-pi-sparkui"},
 	} {
 		t.Run(strings.TrimPrefix(ex.dir, "examples/"), func(t *testing.T) {
 			kptRenderExample(t, ex.dir, ex.namespace, ex.prefix)

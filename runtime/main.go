@@ -6,6 +6,8 @@
 //	                                                               (the sidecar, Service shared by runs)
 //	sparkui-runtime withdraw [--socket=…] [--timeout=10s]          (the driver's preStop hook)
 //	sparkui-runtime wait-uri --namespace=N --service=S [--timeout=5m]  (clients: print the external URI)
+//	sparkui-runtime redirect [--namespace=N] [--redirector-port=8080] [--health-port=8081]
+//	                                                               (the namespace's History Server redirector)
 //	sparkui-runtime --version
 //
 // Every flag of run can also be given as an environment variable SPARKUI_<FLAG> (upper case,
@@ -40,6 +42,7 @@ const (
 	exitUnreachable = 3 // withdraw: no runtime listens on the socket
 	exitWithdrawn   = 4 // wait-uri: the UI Service is withdrawn
 	exitDeleted     = 5 // wait-uri: the UI Service was deleted
+	exitHandedOff   = 6 // wait-uri: the UI Service is handed off to the History Server (its page on stdout)
 )
 
 func main() {
@@ -62,6 +65,8 @@ func Main(args []string, stderr io.Writer) int {
 		return withdraw(args[1:], stderr)
 	case WaitURICommand:
 		return waitURI(args[1:], os.Stdout, stderr)
+	case RedirectCommand:
+		return redirectMain(args[1:], stderr)
 	case "-h", "--help", "help":
 		usage(stderr)
 		return exitOK
@@ -80,6 +85,8 @@ func usage(w io.Writer) {
   sparkui-runtime withdraw [--socket=PATH] [--timeout=D]   ask the sidecar to withdraw (preStop hook)
   sparkui-runtime wait-uri --namespace=N --service=S [--timeout=D] [--kubeconfig=F]
                                                           wait for the UI's external URI and print it
+  sparkui-runtime redirect [--namespace=N] [--redirector-port=8080] [--health-port=8081] [--kubeconfig=F]
+                                                          the namespace's History Server redirector
   sparkui-runtime --version
 
 Run "sparkui-runtime run -h" for the flags.
@@ -108,7 +115,8 @@ func run(args []string, stderr io.Writer) int {
 		"guard_label", cfg.GuardLabel, "selector", cfg.PodSelector, "owner_reference", !cfg.NoOwnerReference,
 		"pod", cfg.PodName, "ui_port", cfg.UIPort, "max_retries", cfg.MaxRetries, "tls", cfg.TLS, "ssl_ui_port", cfg.SSLPort,
 		"host_network", cfg.HostNetwork, "external_uri", cfg.ExternalURI, "poll", cfg.Poll, "skip_ports", cfg.SkipPorts,
-		"ui_filters", cfg.UIFilters, "auth_bearer_file", cfg.AuthBearerFile, "auth_header_file", cfg.AuthHeaderFile)
+		"ui_filters", cfg.UIFilters, "auth_bearer_file", cfg.AuthBearerFile, "auth_header_file", cfg.AuthHeaderFile,
+		"history_url", cfg.HistoryURL, "redirector_port", cfg.RedirectorPort)
 	installSelf(log, s.install)
 	restCfg, err := restConfig(s.kubeconfig)
 	if err != nil {

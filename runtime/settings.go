@@ -43,6 +43,8 @@ func newRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&c.TerminationLog, "termination-log", "/dev/termination-log", "file for the last fatal reason (\"\" = none)")
 	fs.StringVar(&c.ProcRoot, "proc", "/proc", "procfs mount point (for --sockets=proc)")
 	fs.StringVar(&c.Sockets, "sockets", "auto", "how listening sockets are read: netlink (sock_diag), proc (/proc/net/tcp*), or auto (netlink when available)")
+	fs.StringVar(&c.HistoryURL, "history-url", "", "the History Server's URL: a withdrawal after a verified bind hands the UI Service off to the redirector, publishing <url>/history/<app id>/ (\"\" = plain withdrawal)")
+	fs.IntVar(&c.RedirectorPort, "redirector-port", sidecar.DefaultRedirectorPort, "the port of the namespace's History Server redirector (with --history-url)")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, else the in-cluster configuration)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")

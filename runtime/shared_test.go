@@ -58,6 +58,12 @@ func expand(args []string, name, value string) []string {
 // "verb code", from the API server's audit log.
 func auditCounts(t *testing.T, ns string) map[string]int {
 	t.Helper()
+	return auditCountsFor(t, ns, "spark")
+}
+
+// auditCountsFor is auditCounts for ServiceAccount sa of ns.
+func auditCountsFor(t *testing.T, ns, sa string) map[string]int {
+	t.Helper()
 	f, err := os.Open(auditLog)
 	if err != nil {
 		t.Fatalf("audit log: %v", err)
@@ -83,7 +89,7 @@ func auditCounts(t *testing.T, ns string) map[string]int {
 		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" {
 			continue
 		}
-		if ev.User.Username == "system:serviceaccount:"+ns+":spark" && ev.ObjectRef.Namespace == ns && ev.ObjectRef.Resource == "services" {
+		if ev.User.Username == "system:serviceaccount:"+ns+":"+sa && ev.ObjectRef.Namespace == ns && ev.ObjectRef.Resource == "services" {
 			counts[ev.Verb]++
 			counts[fmt.Sprintf("%s %d", ev.Verb, ev.ResponseStatus.Code)]++
 		}

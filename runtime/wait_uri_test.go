@@ -123,3 +123,41 @@ func TestWaitURI(t *testing.T) {
 		t.Errorf("deleted: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestWaitURIHandedOff: the built runtime, told the History Server through its environment
+// as the function writes it, hands the Service off at SIGTERM; wait-uri then prints the
+// application's History Server page and exits 6.
+func TestWaitURIHandedOff(t *testing.T) {
+	c := testcluster.Shared(t, clusterOpts)
+	ns := c.UniqueNamespace(t)
+	appID, svc := "spark-"+ns, "wordcount-ui-svc"
+	pod := setup(t, c, ns, appID, svc)
+	kubeconfig := c.KubeconfigFile(t, c.ServiceAccountConfig(t, ns, "spark"))
+	ui, err := fakespark.Start(fakespark.Options{AppID: appID, PodName: pod.Name, Namespace: ns, State: fakespark.Ready})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ui.Close()
+	dir := t.TempDir()
+	args := append(sidecar.Config{Service: svc, AppID: appID, MaxRetries: 16, HostNetwork: true}.Args(),
+		"--socket=", "--install=", "--state-file=", "--termination-log="+dir+"/termination-log")
+	env := []string{"KUBECONFIG=" + kubeconfig, "POD_NAME=" + pod.Name, "POD_NAMESPACE=" + ns, "POD_UID=" + string(pod.UID)}
+	for _, e := range (sidecar.History{URL: "https://shs.example.com", RedirectorPort: 8080}).Env() {
+		env = append(env, e[0]+"="+e[1])
+	}
+	p := startProc(t, env, args...)
+	testcluster.WaitFor(t, 20*time.Second, "the bind", func() (bool, string) {
+		s, err := c.Client.CoreV1().Services(ns).Get(testcluster.Context(t, 5*time.Second), svc, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return s.Spec.Selector["spark-app-selector"] == appID, fmt.Sprint(s.Spec.Selector)
+	})
+	if code := p.sigterm(t, 15*time.Second); code != exitOK {
+		t.Fatalf("runtime exit %d\n%s", code, p.out.String())
+	}
+	code, out, errOut := startWaitURI(t, kubeconfig, "--namespace="+ns, "--service="+svc).wait(t, 10*time.Second)
+	if want := "https://shs.example.com/history/" + appID + "/\n"; code != exitHandedOff || out != want || !strings.Contains(errOut, "handed off to the History Server") {
+		t.Errorf("handed off: exit %d, stdout %q (want %q), stderr %q\nruntime:\n%s", code, out, want, errOut, p.out.String())
+	}
+}

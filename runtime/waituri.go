@@ -57,7 +57,7 @@ func waitURI(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, uri)
 		return exitOK
 	}
-	return s.failed(stderr, denied, err)
+	return s.failed(stdout, stderr, denied, err)
 }
 
 // parseWaitURI reads wait-uri's flags; when not ok, code is the exit code.
@@ -125,7 +125,7 @@ func (s *waitURISettings) wait(ctx context.Context, c *binder.Client) (uri strin
 }
 
 // failed says why no URI was printed and returns the exit code that tells it.
-func (s *waitURISettings) failed(stderr io.Writer, denied, err error) int {
+func (s *waitURISettings) failed(stdout, stderr io.Writer, denied, err error) int {
 	switch {
 	case denied != nil:
 		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v (wait-uri needs get on that Service)\n", s.where(), denied)
@@ -133,6 +133,14 @@ func (s *waitURISettings) failed(stderr io.Writer, denied, err error) int {
 	case errors.Is(err, externaluri.ErrWithdrawn):
 		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v\n", s.where(), err)
 		return exitWithdrawn
+	case errors.Is(err, externaluri.ErrHandedOff):
+		// The application's page on the History Server is where its link now leads.
+		var h *externaluri.HandedOff
+		if errors.As(err, &h) && h.HistoryURI != "" {
+			fmt.Fprintln(stdout, h.HistoryURI)
+		}
+		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v\n", s.where(), err)
+		return exitHandedOff
 	case errors.Is(err, externaluri.ErrDeleted):
 		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v\n", s.where(), err)
 		return exitDeleted

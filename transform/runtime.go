@@ -38,6 +38,11 @@ func RuntimeContainer(a *app.App, o Options) *yaml.Node {
 	for _, e := range a.RuntimeEnv() {
 		env.Content = append(env.Content, fieldEnv(e[0], e[1]))
 	}
+	// After the downward-API entries, so that an output without a History Server keeps its
+	// env byte for byte.
+	for _, e := range o.History.Env() {
+		env.Content = append(env.Content, yamlx.NewMap("name", e[0], "value", e[1]))
+	}
 	return yamlx.NewMap(
 		"name", sidecar.ContainerName,
 		"image", o.RuntimeImage,
@@ -170,6 +175,10 @@ func addPreStop(c *yaml.Node) {
 func PrepareCarrier(a *app.App) error {
 	c := a.Carrier
 	slots := []app.Slot{app.SlotPodLabels, app.SlotInitContainers, app.SlotVolumes, app.SlotDriverContainer}
+	if c.OperatorOwnsLifecycle() {
+		// Nothing is written into the driver container (injectCarrier): none is made up.
+		slots = slots[:3]
+	}
 	// Look first, create after: a field of the wrong shape found half-way must not leave
 	// the object with empty slots created before it.
 	for _, s := range slots {
@@ -227,6 +236,17 @@ func injectCarrier(a *app.App, o Options) {
 	} else {
 		_, parent, key := slotAt(c, app.SlotVolumes)
 		dropNamed(parent, key, sidecar.AuthVolumeName)
+	}
+	if c.OperatorOwnsLifecycle() {
+		// The operator replaces the container's whole lifecycle (kubeflow/spark-operator
+		// internal/controller/sparkconnect/reconciler.go mutateServerPod): a preStop hook
+		// would be lost, and the mount serves only that hook. The runtime withdraws on
+		// SIGTERM, which the native sidecar gets after the driver container has exited.
+		if drv, _, _ := c.Lookup(app.SlotDriverContainer); drv != nil {
+			dropNamed(drv, "volumeMounts", sidecar.VolumeName, sidecar.AuthVolumeName)
+			dropOurPreStop(drv)
+		}
+		return
 	}
 	drv, _, err := c.Ensure(app.SlotDriverContainer)
 	if err != nil {

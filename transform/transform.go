@@ -27,6 +27,11 @@ type Options struct {
 	// RuntimeAuth is the credential the runtime sends to a UI behind spark.ui.filters, from
 	// a Secret in the application's namespace; zero: none.
 	RuntimeAuth sidecar.Auth
+	// Route is the route to each application's UI Service (spec.route).
+	Route RouteOptions
+	// History is the History Server hand-off (historyServer): passed to the runtime as env
+	// when its URL is set.
+	History sidecar.History
 }
 
 // Note is something the rewrite did that a user should hear about.
@@ -98,6 +103,16 @@ func Apply(m *app.Model, o Options) ([]*yaml.RNode, []Note) {
 			}
 		}
 		InjectRuntime(a, o)
+		radded, rremoved, note := ApplyRoute(m, a, o)
+		added = append(added, radded...)
+		// A route of another kind sparkui wrote before goes silently, as a rerun must give
+		// the same results (docs/routes.md).
+		for _, rn := range rremoved {
+			removed[rn] = true
+		}
+		if note != nil {
+			notes = append(notes, *note)
+		}
 	}
 	if len(removed) == 0 && len(added) == 0 {
 		return m.Items, notes

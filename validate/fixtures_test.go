@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/sidecar"
 )
 
 // UPDATE_GOLDEN=1 go test ./validate -run TestRuleFixtures rewrites the results.yaml files;
@@ -117,8 +119,8 @@ func runFixture(t *testing.T, path string) framework.Results {
 		t.Fatal(err)
 	}
 	before := strings.Join(itemStrings(t, items), "---\n")
-	conf, route := fixtureConfig(t, r.FunctionConfig)
-	results := Run(&Context{Model: app.BuildWith(items, app.CarrierOptions{SparkConf: conf, KubeflowRoute: route})})
+	conf, route, history := fixtureConfig(t, r.FunctionConfig)
+	results := Run(&Context{Model: app.BuildWith(items, app.CarrierOptions{SparkConf: conf, KubeflowRoute: route}), History: &history})
 	if after := strings.Join(itemStrings(t, items), "---\n"); after != before {
 		t.Errorf("validation changed the items:\n%s", cmp.Diff(before, after))
 	}
@@ -126,19 +128,30 @@ func runFixture(t *testing.T, path string) framework.Results {
 }
 
 // fixtureConfig reads the fixture's functionConfig: a ConfigMap with mode: validate and
-// nothing else but spark.* keys (spec.sparkConf in the ConfigMap form) and kubeflowRoute.
+// nothing else but spark.* keys (spec.sparkConf in the ConfigMap form), kubeflowRoute,
+// historyServerURL and historyRedirectorPort (the function passes its historyServer to the
+// rules in either mode, so the fixtures are run with it too).
 // Anything else would need the function's config loading, which the fixtures of the
 // top-level testdata cover.
-func fixtureConfig(t *testing.T, fc *yaml.RNode) (map[string]string, app.Route) {
+func fixtureConfig(t *testing.T, fc *yaml.RNode) (map[string]string, app.Route, sidecar.History) {
 	t.Helper()
 	if fc == nil || fc.GetKind() != "ConfigMap" || fc.GetDataMap()["mode"] != "validate" {
 		t.Fatalf("functionConfig must be a ConfigMap with data.mode: validate")
 	}
 	var conf map[string]string
 	route := app.RouteTemplate
+	history := sidecar.History{RedirectorPort: sidecar.DefaultRedirectorPort}
 	for k, v := range fc.GetDataMap() {
 		switch {
 		case k == "mode":
+		case k == "historyServerURL":
+			history.URL = v
+		case k == "historyRedirectorPort":
+			p, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("historyRedirectorPort %q: %v", v, err)
+			}
+			history.RedirectorPort = p
 		case k == "kubeflowRoute" && (v == "template" || v == "webhook"):
 			if v == "webhook" {
 				route = app.RouteWebhook
@@ -149,10 +162,10 @@ func fixtureConfig(t *testing.T, fc *yaml.RNode) (map[string]string, app.Route) 
 			}
 			conf[k] = v
 		default:
-			t.Fatalf("functionConfig key %q: the rule fixtures take mode, kubeflowRoute and spark.* keys only", k)
+			t.Fatalf("functionConfig key %q: the rule fixtures take mode, kubeflowRoute, historyServerURL, historyRedirectorPort and spark.* keys only", k)
 		}
 	}
-	return conf, route
+	return conf, route, history
 }
 
 func itemStrings(t *testing.T, items []*yaml.RNode) []string {

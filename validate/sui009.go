@@ -20,7 +20,7 @@ var SUI009 = Rule{
 	Severity: framework.Error,
 	Title:    "the runtime's settings disagree with the application",
 	Name:     "RuntimeSettings",
-	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --guard-label, --selector, --owner-reference, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network, --skip-ports, --ui-filters) disagree with the application, that is not a native sidecar (restartPolicy: Always), whose startupProbe is not sparkui's (exec /sparkui-runtime --version, periodSeconds 1, timeoutSeconds 1, failureThreshold 10), that lacks POD_NAME, POD_NAMESPACE and POD_UID (and, for an operator resource or workload, the env its --selector names) from the downward API, whose --auth-bearer-file or --auth-header-file is not in a Secret volume mounted into it, a volume the runtime mounts (or sparkui's mount in the driver container) that is not among the driver Pod's volumes in the carrier's volume slot (on the kubeflow webhook route also one the driver's spec.driver.volumeMounts does not mount: the operator's webhook adds no other), a driver Pod without the label the runtime selects it by (spark-app-selector for a spark-submit Pod, sparkui.dev/application on the pod template of an operator resource or workload), or a kubeflow resource carrying the runtime on both routes (driver.template and the webhook fields).",
+	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --guard-label, --selector, --owner-reference, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network, --skip-ports, --ui-filters) disagree with the application, that is not a native sidecar (restartPolicy: Always), whose startupProbe is not sparkui's (exec /sparkui-runtime --version, periodSeconds 1, timeoutSeconds 1, failureThreshold 10), that lacks POD_NAME, POD_NAMESPACE and POD_UID (and, for an operator resource or workload, the env its --selector names) from the downward API, whose --auth-bearer-file or --auth-header-file is not in a Secret volume mounted into it, a volume the runtime mounts (or sparkui's mount in the driver container) that is not among the driver Pod's volumes in the carrier's volume slot (on the kubeflow webhook route also one the driver's spec.driver.volumeMounts does not mount: the operator's webhook adds no other), a driver Pod without the label the runtime selects it by (spark-app-selector for a spark-submit Pod, sparkui.dev/application on the pod template of an operator resource or workload), a kubeflow resource carrying the runtime on both routes (driver.template and the webhook fields), or History Server hand-off env (SPARKUI_HISTORY_URL, SPARKUI_REDIRECTOR_PORT) that the runtime refuses (not an absolute http(s) URL without query, fragment or credentials; not a port), that differs from the functionConfig's historyServer (checked when sparkui-fn runs the rules: validate alone does not know the config), or whose redirector port differs from another runtime's in the same namespace (its one redirector listens on one port).",
 	Why:      "The runtime then probes the wrong ports or binds another Service; a mount without its volume gets the driver Pod refused; without restartPolicy: Always it is an ordinary init container that never exits, so the driver never starts, and its startupProbe is what makes the API server refuse such a Pod instead (a slower probe would hold back every driver's start); without the downward-API env it cannot guard its patches or withdraw; without the label the bound Service selects nothing.",
 	Fix:      "Run sparkui-fn in transform mode again after changing spark.properties or the Pod: it rewrites the sidecar from the application.",
 	Failing: `kind: ConfigMap
@@ -52,6 +52,7 @@ var podEnv = map[string]string{
 // the driver forever; without the downward-API env it cannot guard its patches.
 func checkSUI009(ctx *Context) []Finding {
 	var out []Finding
+	ports := map[string]redirectorPort{} // namespace → the first sidecar's redirector port
 	for _, a := range ctx.Model.Apps {
 		i, c, list := runtimeContainerAt(a)
 		if c == nil || !a.Settings.UIEnabled {
@@ -94,10 +95,11 @@ func checkSUI009(ctx *Context) []Finding {
 		} else if diff := configDiff(got, want); diff != "" {
 			out = append(out, Finding{Object: a.Pod, Field: base + ".args", Msg: "the runtime's settings disagree with the application: " + diff})
 		}
-		// The runtime selects the driver by spark-app-selector=<app id>,spark-role=driver.
+		// The runtime selects the driver by its identity label and its spark-role (driver, or
+		// the role its operator gives it).
 		if labels, path := a.Slot(app.SlotPodLabels); yamlx.StringMap(labels)[a.IdentityKey] != a.IdentityValue {
 			out = append(out, Finding{Object: a.Pod, Field: path,
-				Msg: "the runtime binds the UI Service with selector " + a.IdentityKey + "=" + a.IdentityValue + "," + names.LabelSparkRole + "=" + names.RoleDriver + ", but the driver Pod has no such label: the Service would select nothing"})
+				Msg: "the runtime binds the UI Service with selector " + a.IdentityKey + "=" + a.IdentityValue + "," + names.LabelSparkRole + "=" + a.Carrier.DriverRole() + ", but the driver Pod has no such label: the Service would select nothing"})
 		}
 		env := map[string]string{}
 		for _, e := range yamlx.Items(yamlx.Get(c, "env")) {
@@ -122,6 +124,7 @@ func checkSUI009(ctx *Context) []Finding {
 		if err == nil {
 			out = append(out, checkAuthFiles(a, c, base, got)...)
 		}
+		out = append(out, checkHistoryEnv(ctx, a, c, base, ports)...)
 		for _, name := range needEnv {
 			wantPath := podEnv[name]
 			if p, ok := extraEnv[name]; ok {
@@ -285,6 +288,74 @@ func checkAuthFiles(a *app.App, c *yaml.Node, base string, got sidecar.Config) [
 		if !secret && !missing {
 			out = append(out, Finding{Object: a.Pod, Field: base + ".volumeMounts",
 				Msg: "the runtime reads its credential from " + f.file + " (" + f.flag + "), but no Secret volume is mounted there in the runtime container"})
+		}
+	}
+	return out
+}
+
+// redirectorPort is the redirector port a runtime of the namespace was told, and by whom.
+type redirectorPort struct {
+	port  int
+	where string
+}
+
+// checkHistoryEnv checks the History Server hand-off's env (SPARKUI_HISTORY_URL,
+// SPARKUI_REDIRECTOR_PORT): literal values the runtime accepts (it refuses to run with
+// others), the functionConfig's when known, and one redirector port per namespace (its one
+// redirector listens on one port: a Service handed off to another port reaches nothing).
+func checkHistoryEnv(ctx *Context, a *app.App, c *yaml.Node, base string, ports map[string]redirectorPort) []Finding {
+	var out []Finding
+	vals := map[string]string{}
+	for _, e := range yamlx.Items(yamlx.Get(c, "env")) {
+		name := yamlx.GetStr(e, "name")
+		if name != sidecar.EnvHistoryURL && name != sidecar.EnvRedirectorPort {
+			continue
+		}
+		if yamlx.Get(e, "valueFrom") != nil {
+			out = append(out, Finding{Object: a.Pod, Field: base + ".env", Msg: "the runtime's env " + name + " must be a literal value, as sparkui-fn writes it"})
+			continue
+		}
+		vals[name] = yamlx.GetStr(e, "value")
+	}
+	url, hasURL := vals[sidecar.EnvHistoryURL]
+	portStr, hasPort := vals[sidecar.EnvRedirectorPort]
+	port := sidecar.DefaultRedirectorPort
+	if hasURL {
+		if err := sidecar.CheckHistoryURL(url); err != nil {
+			out = append(out, Finding{Object: a.Pod, Field: base + ".env",
+				Msg: "the runtime's " + sidecar.EnvHistoryURL + ": " + err.Error() + "; the runtime refuses it and never binds"})
+		}
+	}
+	if hasPort {
+		p, err := strconv.Atoi(portStr)
+		if err == nil {
+			err = sidecar.CheckRedirectorPort(p)
+		}
+		if err != nil {
+			out = append(out, Finding{Object: a.Pod, Field: base + ".env",
+				Msg: fmt.Sprintf("the runtime's %s %q is not a port in 1-65535; the runtime refuses it and never binds", sidecar.EnvRedirectorPort, portStr)})
+		}
+		port = p
+	}
+	if h := ctx.History; h != nil {
+		want := h.URL
+		switch {
+		case url != want:
+			out = append(out, Finding{Object: a.Pod, Field: base + ".env", Msg: fmt.Sprintf(
+				"the runtime's History Server URL (%s) is %q, the functionConfig's historyServer.url %q", sidecar.EnvHistoryURL, url, want)})
+		case want != "" && port != h.RedirectorPort:
+			out = append(out, Finding{Object: a.Pod, Field: base + ".env", Msg: fmt.Sprintf(
+				"the runtime's redirector port (%s) is %d, the functionConfig's historyServer.redirectorPort %d", sidecar.EnvRedirectorPort, port, h.RedirectorPort)})
+		}
+	}
+	if hasURL && (!hasPort || sidecar.CheckRedirectorPort(port) == nil) {
+		where := a.Namespace + "/" + a.Pod.GetName()
+		if first, seen := ports[a.Namespace]; !seen {
+			ports[a.Namespace] = redirectorPort{port, where}
+		} else if first.port != port {
+			out = append(out, Finding{Object: a.Pod, Field: base + ".env", Msg: fmt.Sprintf(
+				"the runtime hands the UI Service off to redirector port %d, but %s's runtime in the same namespace to %d: the namespace's one redirector listens on one port",
+				port, first.where, first.port)})
 		}
 	}
 	return out

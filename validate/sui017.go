@@ -16,7 +16,7 @@ var SUI017 = Rule{
 	Severity: framework.Warning,
 	Title:    "the driver container has its own preStop hook",
 	Name:     "OwnPreStopHook",
-	Catches:  "A driver container whose preStop hook is not sparkui's withdrawal hook.",
+	Catches:  "A driver container whose preStop hook is not sparkui's withdrawal hook (for a kubeflow SparkConnect: any preStop hook in the server container, which the operator replaces).",
 	Why:      "sparkui-fn keeps the user's hook and installs none of its own: the UI Service is then withdrawn only when the runtime sees the UI go away, after the driver got SIGTERM, so requests can reach a stopping UI.",
 	Fix:      "Chain the hooks: run /opt/sparkui/sparkui-runtime withdraw --socket=/opt/sparkui/runtime.sock --timeout=10s first in your own hook.",
 	Failing: `kind: Pod
@@ -48,7 +48,13 @@ func checkSUI017(ctx *Context) []Finding {
 			continue // spec.driver.lifecycle: SUI033 reports it, as an error
 		}
 		c := a.DriverContainerNode()
-		if h := yamlx.Get(c, "lifecycle", "preStop"); h != nil && !app.IsOurPreStop(h) {
+		if h := yamlx.Get(c, "lifecycle", "preStop"); h != nil && !app.IsOurPreStop(h) && a.Carrier.OperatorOwnsLifecycle() {
+			// kubeflow SparkConnect: the operator replaces the whole lifecycle
+			// (internal/controller/sparkconnect/reconciler.go mutateServerPod), so chaining
+			// cannot help and the hook itself never runs.
+			out = append(out, Finding{Object: a.Pod, Field: a.DriverContainerPath() + ".lifecycle.preStop",
+				Msg: "the operator replaces this container's whole lifecycle with its own preStop hook: this one never runs, and no withdrawal hook can be added; the runtime withdraws when the UI goes away and on SIGTERM, after the driver has stopped serving"})
+		} else if h != nil && !app.IsOurPreStop(h) {
 			out = append(out, Finding{Object: a.Pod, Field: a.DriverContainerPath() + ".lifecycle.preStop",
 				Msg: "the driver container has its own preStop hook, so sparkui's withdrawal hook is not installed: the UI Service is withdrawn only after the driver has stopped serving; chain the hook: run " + quote(strings.Join(sidecar.PreStopCommand(), " ")) + " first"})
 		}

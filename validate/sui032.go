@@ -12,9 +12,9 @@ var SUI032 = Rule{
 	Severity: framework.Warning,
 	Title:    "the kubeflow operator's own UI Service will also exist",
 	Name:     "KubeflowOwnUIService",
-	Catches:  "A kubeflow SparkApplication or ScheduledSparkApplication with the UI on: the operator, unless switched off operator-wide, creates its own Service <app>-ui-svc for every run.",
-	Why:      "That Service selects the driver by sparkoperator.k8s.io/app-name and spark-role=driver and targets the declared spark.ui.port (else 4040), not the port the UI really bound: when Spark moves to port+N, or with TLS, it points at the wrong port, and it takes over any Service of its name (internal/controller/sparkapplication/web_ui.go, driveringress.go). sparkui's <app>-sparkui-ui-svc never collides with it, but users may reach for the wrong one.",
-	Fix:      "Use sparkui's <app>-sparkui-ui-svc. To have only that one, switch the operator's off, operator-wide (there is no per-application switch): controller flag --enable-ui-service=false, Helm value controller.uiService.enable=false (v1.x: -enable-ui-service=false, Helm uiService.enable=false).",
+	Catches:  "A kubeflow SparkApplication or ScheduledSparkApplication with the UI on: the operator, unless switched off operator-wide, creates its own Service <app>-ui-svc for every run. A kubeflow SparkConnect with the UI on: its server Service (<name>-server, or spec.server.service's name) always has a UI port.",
+	Why:      "That Service selects the driver by sparkoperator.k8s.io/app-name and spark-role=driver and targets the declared spark.ui.port (else 4040), not the port the UI really bound: when Spark moves to port+N, or with TLS, it points at the wrong port, and it takes over any Service of its name (internal/controller/sparkapplication/web_ui.go, driveringress.go). A SparkConnect's server Service has port web-ui 4040 with targetPort 4040 whatever spark.ui.port says (internal/controller/sparkconnect/reconciler.go mutateServerService). sparkui's <name>-sparkui-ui-svc never collides with either, but users may reach for the wrong one.",
+	Fix:      "Use sparkui's <name>-sparkui-ui-svc. To have only that one for a SparkApplication, switch the operator's off, operator-wide (there is no per-application switch): controller flag --enable-ui-service=false, Helm value controller.uiService.enable=false (v1.x: -enable-ui-service=false, Helm uiService.enable=false). A SparkConnect's server Service cannot lose its web-ui port: ignore that port.",
 	Failing: `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication
 metadata:
@@ -28,7 +28,17 @@ metadata:
 func checkSUI032(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.Carrier.Kind != app.KindKubeflow || !a.Settings.UIEnabled {
+		if !a.Settings.UIEnabled {
+			continue
+		}
+		if a.Carrier.ObjectKind == "SparkConnect" {
+			for svc := range a.Carrier.OperatorServices() {
+				out = append(out, Finding{Object: a.Pod,
+					Msg: "the kubeflow operator also creates the SparkConnect server Service " + svc + ", whose port web-ui targets 4040 whatever the UI bound (spark.ui.port, port+N, TLS): use " + a.UIServiceName + " for the UI"})
+			}
+			continue
+		}
+		if a.Carrier.Kind != app.KindKubeflow {
 			continue
 		}
 		theirs := a.Carrier.Name + "-ui-svc"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/fieldpath"
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
@@ -21,6 +22,11 @@ type Context struct {
 	// RBACManagedElsewhere is set when the user told the function not to create RBAC: a
 	// missing grant is then a warning, since the grant may live outside the input.
 	RBACManagedElsewhere bool
+	// History is the functionConfig's History Server hand-off when the function runs the
+	// rules (either mode); nil when the configuration is not known. SUI009 then checks the
+	// runtimes' hand-off env against it; without it, only that the env is usable and that the
+	// sidecars of one namespace agree on the redirector's port.
+	History *sidecar.History
 }
 
 // Finding is one rule hit.

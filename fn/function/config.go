@@ -42,6 +42,8 @@ func defaults() Config {
 			ExternalURI:    sidecar.ExternalURINone,
 			RuntimeImage:   version.RuntimeImage(),
 			CreateRBAC:     true,
+			Route:          transform.RouteOptions{Kind: transform.RouteNone, PathPrefix: "/"},
+			History:        sidecar.History{RedirectorPort: sidecar.DefaultRedirectorPort},
 		},
 	}
 }
@@ -59,6 +61,18 @@ var configMapKeys = map[string][]string{
 	"authBearerSecret": {"spec", "runtime", "auth", "bearerTokenSecret"},
 	"authHeaderSecret": {"spec", "runtime", "auth", "headerSecret"},
 	"kubeflowRoute":    {"spec", "kubeflow", "route"},
+	// "namespace/name[/sectionName]", or a name alone: one parentRef.
+	"routeKind":         {"spec", "route", "kind"},
+	"routeHostname":     {"spec", "route", "hostname"},
+	"routePathPrefix":   {"spec", "route", "pathPrefix"},
+	"routeParentRef":    {"spec", "route", "parentRefs"},
+	"routeIngressClass": {"spec", "route", "ingressClassName"},
+	"routeTLSSecret":    {"spec", "route", "tls", "secretName"},
+	"routeGRPC":         {"spec", "route", "grpc"},
+	"routeGRPCHostname": {"spec", "route", "grpcHostname"},
+	// The History Server hand-off (docs/history.md).
+	"historyServerURL":      {"spec", "historyServer", "url"},
+	"historyRedirectorPort": {"spec", "historyServer", "redirectorPort"},
 }
 
 // LoadConfig reads the functionConfig in either form. Any problem is a SUI014 result naming
@@ -108,6 +122,8 @@ func LoadConfig(fc *yaml.RNode) (Config, framework.Results) {
 	if len(results) == 0 {
 		applyTyped(typed, &cfg)
 		results = checkAuth(fc, cfg.Transform.RuntimeAuth, cfg.authBoth, pathOf)
+		results = append(results, checkRoute(fc, cfg.Transform.Route, pathOf)...)
+		results = append(results, checkHistory(fc, cfg.Transform.History, pathOf)...)
 	}
 	if len(results) > 0 {
 		sortResults(results)
@@ -142,6 +158,19 @@ func checkAuth(fc *yaml.RNode, auth sidecar.Auth, both bool, pathOf func(string)
 	return out
 }
 
+// checkHistory checks what the schema cannot say of historyServer.url: an absolute http(s)
+// URL the hand-off can append /history/<app id>/ to, without a query, fragment or
+// credentials (it is published in an annotation).
+func checkHistory(fc *yaml.RNode, h sidecar.History, pathOf func(string) string) framework.Results {
+	if h.URL == "" {
+		return nil
+	}
+	if err := sidecar.CheckHistoryURL(h.URL); err != nil {
+		return framework.Results{validate.ConfigError(fc, pathOf("/spec/historyServer/url"), err.Error())}
+	}
+	return nil
+}
+
 // fromConfigMap converts the flat keys into the typed form, so one schema checks both.
 // Keys starting with "spark." are Spark properties (the sparkConf fallback).
 func fromConfigMap(fc *yaml.RNode, cfg *Config) (map[string]any, framework.Results) {
@@ -172,14 +201,21 @@ func fromConfigMap(fc *yaml.RNode, cfg *Config) (map[string]any, framework.Resul
 				return
 			}
 			value = map[string]any{"name": name, "key": k}
-		case "enabled", "create":
+		case "parentRefs":
+			ref, ok := parseParentRef(val)
+			if !ok {
+				results = append(results, validate.ConfigError(fc, fieldpath.Key("data", key), fmt.Sprintf("%q is not [<namespace>/]<name>[/<sectionName>]", val)))
+				return
+			}
+			value = []any{ref}
+		case "enabled", "create", "grpc":
 			b, err := strconv.ParseBool(val)
 			if err != nil {
 				results = append(results, validate.ConfigError(fc, fieldpath.Key("data", key), fmt.Sprintf("%q is not true or false", val)))
 				return
 			}
 			value = b
-		case "port":
+		case "port", "redirectorPort":
 			p, err := strconv.Atoi(val)
 			if err != nil {
 				results = append(results, validate.ConfigError(fc, fieldpath.Key("data", key), fmt.Sprintf("%q is not an integer", val)))
@@ -263,8 +299,20 @@ func applyTyped(typed map[string]any, cfg *Config) {
 	if v, ok := get("spec", "rbac", "create"); ok {
 		cfg.Transform.CreateRBAC = v.(bool)
 	}
+	applyRoute(get, &cfg.Transform.Route)
 	if v, ok := get("spec", "kubeflow", "route"); ok {
 		cfg.KubeflowRoute = v.(string)
+	}
+	if v, ok := get("spec", "historyServer", "url"); ok {
+		cfg.Transform.History.URL = v.(string)
+	}
+	if v, ok := get("spec", "historyServer", "redirectorPort"); ok {
+		switch n := v.(type) {
+		case float64:
+			cfg.Transform.History.RedirectorPort = int(n)
+		case int:
+			cfg.Transform.History.RedirectorPort = n
+		}
 	}
 	if v, ok := get("spec", "sparkConf"); ok {
 		for k, val := range v.(map[string]any) {

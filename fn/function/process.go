@@ -54,6 +54,7 @@ func Process(rl *framework.ResourceList) error {
 	rl.Results = append(rl.Results, validate.Run(&validate.Context{
 		Model:                m,
 		RBACManagedElsewhere: !cfg.Transform.CreateRBAC,
+		History:              &cfg.Transform.History,
 	})...)
 	return nil
 }

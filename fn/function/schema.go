@@ -32,6 +32,7 @@ var knownKeywords = map[string]bool{
 	"$schema": true, "$id": true, "title": true, "description": true, "default": true,
 	"type": true, "required": true, "additionalProperties": true, "properties": true,
 	"const": true, "enum": true, "minimum": true, "maximum": true, "minLength": true,
+	"items": true,
 }
 
 var parsedSchema = sync.OnceValue(func() map[string]any {
@@ -112,6 +113,12 @@ func checkValue(s map[string]any, v any, loc string, out *[]schemaError) {
 		}
 		if len(extra) > 0 {
 			fail("additionalProperties %s not allowed", strings.Join(extra, ", "))
+		}
+	case []any:
+		if is, ok := s["items"].(map[string]any); ok {
+			for i, item := range v {
+				checkValue(is, item, loc+"/"+fmt.Sprint(i), out)
+			}
 		}
 	case string:
 		if m, ok := s["minLength"].(float64); ok && utf8.RuneCountInString(v) < int(m) {

@@ -63,6 +63,8 @@ func TestSchemaAgreesWithLibrary(t *testing.T) {
 	const head = `"apiVersion": "sparkui.dev/v1alpha1", "kind": "SparkUIService"`
 	for _, doc := range []string{
 		`{` + head + `}`,
+		`{` + head + `, "spec": {"route": {"kind": "HTTPRoute", "parentRefs": [{"name": "gw"}, {"name": ""}, {"nam": "x"}, "s"], "grpc": 1, "tls": {"secretName": 3}}}}`,
+		`{` + head + `, "spec": {"route": {"kind": "Gateway", "hostname": "", "pathPrefix": "", "ingressClassName": 2}}}`,
 		`{` + head + `, "metadata": {"name": "x"}, "spec": {"mode": "validate", "service": {"enabled": false, "type": "NodePort", "port": 4040, "externalURI": "nodePort"}, "runtime": {"image": "r:1"}, "rbac": {"create": false}, "sparkConf": {"spark.ui.port": 0, "a": "b", "c": true}}}`,
 		`{}`,
 		`{"kind": "SparkUIService"}`,
@@ -154,6 +156,8 @@ func TestSchemaKeywordsKnown(t *testing.T) {
 				if m, ok := v.(map[string]any); ok {
 					walk(path+"/additionalProperties", m)
 				}
+			case "items":
+				walk(path+"/items", v.(map[string]any))
 			}
 		}
 	}

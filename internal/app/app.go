@@ -80,6 +80,9 @@ type App struct {
 	// UIService, Role and RoleBinding are what sparkui added for this app before (found by
 	// labels), nil when absent.
 	UIService, Role, RoleBinding *yaml.RNode
+	// Routes are the route objects sparkui added for this app before, by kind (HTTPRoute,
+	// GRPCRoute, Ingress, Route); nil when none.
+	Routes map[string]*yaml.RNode
 	// UIServiceName and BinderName are the existing objects' names, else fresh ones.
 	UIServiceName, BinderName string
 }
@@ -122,6 +125,11 @@ type Model struct {
 	// name an earlier item already has: applied, the later silently replaces the earlier. A
 	// duplicate carrier is no application: only the first copy is built and rewritten.
 	Duplicates []*yaml.RNode
+	// Ingresses are every networking.k8s.io/v1 Ingress of the input.
+	Ingresses []*yaml.RNode
+	// ForeignRoutes are the route objects (RouteObjectKinds) of the input that are not
+	// sparkui's, by "kind/namespace/name": sparkui never writes a route of the same name.
+	ForeignRoutes map[string]*yaml.RNode
 }
 
 // Ignored reports whether an object is out of sparkui's hands: local configuration and

@@ -28,6 +28,7 @@ func (ix *index) buildPod(c *Carrier, sparkConf map[string]string) *App {
 	a.IdentityKey, a.IdentityValue = names.LabelAppSelector, a.AppID
 	ix.attach(a, labels)
 	ix.name(a)
+	ix.attachRoutes(a)
 	return a
 }
 
@@ -43,6 +44,9 @@ func (ix *index) buildCarrier(c *Carrier) *App {
 	a.Props = c.Conf
 	a.ConfError = c.ConfError
 	a.Settings, a.SettingErrors = sparkconf.Derive(a.Props)
+	// A workload running start-connect-server.sh is a Connect server as much as a Pod is:
+	// under hostNetwork the runtime must skip its gRPC port too.
+	a.readConnectServer()
 	if c.Kind == KindWorkload {
 		// The workload's Pod is the driver (client or driver-only mode): Spark's app id is
 		// spark.app.id when the conf sets it, else made up at start (local-…,
@@ -71,6 +75,7 @@ func (ix *index) buildCarrier(c *Carrier) *App {
 	}
 	a.Prefix = c.Prefix()
 	ix.name(a)
+	ix.attachRoutes(a)
 	return a
 }
 

@@ -2,7 +2,8 @@ package app
 
 // Carriers: the input objects a Spark driver is found in. docs/operators.md lists them: a
 // spark-submit driver Pod, a workload whose pod template is a driver, a kubeflow
-// SparkApplication/ScheduledSparkApplication and an Apache SparkApplication. A Carrier
+// SparkApplication/ScheduledSparkApplication or SparkConnect and an Apache SparkApplication
+// (one row each in profile.go). A Carrier
 // reads, for one object, what an application needs (Spark conf, ServiceAccount, name,
 // namespace, deploy mode, …) and says where the function writes the pod-level additions
 // (runtime sidecar, volume, withdraw hook, labels) so that the operator or controller
@@ -50,9 +51,10 @@ type CarrierKind int
 const (
 	// KindPod is a spark-submit driver Pod (v1 Pod labelled spark-role=driver).
 	KindPod CarrierKind = iota + 1
-	// KindWorkload is a Deployment, StatefulSet, Job or CronJob whose pod template is
-	// labelled spark-role=driver: client-mode notebooks, Spark Connect servers,
-	// driver-only Jobs.
+	// KindWorkload is a pod template whose Pod runs the driver itself: a Deployment,
+	// StatefulSet, Job or CronJob whose pod template is labelled spark-role=driver
+	// (client-mode notebooks, Spark Connect servers, driver-only Jobs), or a kubeflow
+	// SparkConnect's spec.server.template.
 	KindWorkload
 	// KindKubeflow is a sparkoperator.k8s.io/v1beta2 SparkApplication or
 	// ScheduledSparkApplication.

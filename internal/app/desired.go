@@ -79,7 +79,7 @@ func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config 
 		if key, env := a.RunLabel(); key != "" {
 			selector = key + "=$(" + env + "),"
 		}
-		selector += guard + "," + names.LabelSparkRole + "=" + names.RoleDriver
+		selector += guard + "," + names.LabelSparkRole + "=" + a.Carrier.DriverRole()
 	}
 	return sidecar.Config{
 		GuardLabel:       guard,
@@ -94,7 +94,7 @@ func (a *App) RuntimeConfig(externalURI sidecar.ExternalURIMode) sidecar.Config 
 		TLS:              a.Settings.TLS,
 		SSLPort:          a.Settings.SSLPort,
 		HostNetwork:      a.HostNetwork,
-		SkipPorts:        sidecar.FormatPorts(a.Settings.SkipPorts(a.ConnectServer)),
+		SkipPorts:        sidecar.FormatPorts(a.Settings.SkipPorts(a.ConnectServer || a.Carrier.MainClass == ConnectServerClass)),
 		UIFilters:        a.Props[sparkconf.KeyUIFilters],
 	}
 }
@@ -150,6 +150,11 @@ type RuntimeOwned struct {
 func RuntimeOwnedFields(svc *yaml.Node) []RuntimeOwned {
 	var out []RuntimeOwned
 	for i, p := range yamlx.Items(yamlx.Get(svc, "spec", "ports")) {
+		// The spark-connect port's targetPort is sparkui's, not the runtime's (transform's
+		// setConnectPort): the runtime patches the first port only.
+		if i > 0 && yamlx.GetStr(p, "name") == names.ConnectPortName {
+			continue
+		}
 		if t := yamlx.Get(p, "targetPort"); t != nil {
 			out = append(out, RuntimeOwned{Path: "spec.ports[" + strconv.Itoa(i) + "].targetPort", What: "targetPort", Value: yamlx.Str(t), Parent: p, Key: "targetPort"})
 		}

@@ -95,6 +95,8 @@ type index struct {
 	carrierOursRBAC map[kindKey][]*yaml.RNode
 	claimed         map[*yaml.RNode]bool
 	rbacByName      map[nsName][]*yaml.RNode
+	// ourRoutes are sparkui's route objects by kind and identity, in input order.
+	ourRoutes map[kindKey][]*yaml.RNode
 
 	usedSvc, usedBinder map[nsName]bool
 
@@ -115,6 +117,7 @@ func newIndex(m *Model) *index {
 		carrierOursRBAC: map[kindKey][]*yaml.RNode{},
 		claimed:         map[*yaml.RNode]bool{},
 		rbacByName:      map[nsName][]*yaml.RNode{},
+		ourRoutes:       map[kindKey][]*yaml.RNode{},
 		usedSvc:         map[nsName]bool{},
 		usedBinder:      map[nsName]bool{},
 	}
@@ -162,13 +165,16 @@ func newIndex(m *Model) *index {
 			}
 		case carrierKinds[[2]string{av, kind}] != nil:
 			ix.carriers = append(ix.carriers, it)
-			if av == kubeflowAPIVersion && kind == "SparkApplication" && name != "" {
-				if m.OperatorServices[ns] == nil {
-					m.OperatorServices[ns] = map[string]string{}
+			if p := carrierKinds[[2]string{av, kind}]; p.operatorServices != nil && name != "" {
+				for svc, who := range p.operatorServices(it, name) {
+					if m.OperatorServices[ns] == nil {
+						m.OperatorServices[ns] = map[string]string{}
+					}
+					m.OperatorServices[ns][svc] = who
 				}
-				m.OperatorServices[ns][names.KubeflowUIService(name)] = "the kubeflow spark-operator's UI Service of SparkApplication " + name +
-					" (" + names.KubeflowUIServicePattern + ")"
 			}
+		case isRouteObject(av, kind):
+			ix.indexRoute(it, kind, ns)
 		case av == "rbac.authorization.k8s.io/v1":
 			switch kind {
 			case "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding":

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
 )
@@ -35,6 +37,19 @@ type carrierProfile struct {
 	// (transform.PinDriverContainer): the Apache operator watches every container as a main
 	// one unless the conf names the driver's.
 	pinContainer bool
+	// role is the spark-role label value the driver Pod ends up with, "" for Spark's own
+	// "driver": the runtime's bind selector names it, so it must be what the Pod really
+	// carries, whatever the template says.
+	role string
+	// operatorLifecycle: the operator replaces the driver container's whole lifecycle, so a
+	// preStop hook sparkui writes there never reaches the Pod; sparkui writes nothing into
+	// that container and the runtime withdraws on SIGTERM (a native sidecar gets it only
+	// after the driver container has exited) or as soon as the UI goes away.
+	operatorLifecycle bool
+	// operatorServices names the Services the operator creates for the object at run time,
+	// each with who makes it and why (internal/names/operators.go): no UI Service may take
+	// one, as the operator would overwrite it. nil: none.
+	operatorServices func(obj *yaml.RNode, name string) map[string]string
 	// detect reads the object; false when it is not a driver after all (a workload whose pod
 	// template is no driver's).
 	detect func(c *Carrier, opts CarrierOptions) (bool, error)
@@ -45,6 +60,13 @@ var (
 	workload   = func(c *Carrier, opts CarrierOptions) (bool, error) { return c.detectWorkload(opts) }
 	kubeflow   = func(c *Carrier, opts CarrierOptions) (bool, error) { return true, c.detectKubeflow(opts) }
 	apache     = func(c *Carrier, _ CarrierOptions) (bool, error) { return true, c.detectApache() }
+	connect    = func(c *Carrier, _ CarrierOptions) (bool, error) { return true, c.detectSparkConnect() }
+	// kubeflowUIService: a SparkApplication's own UI Service (names.KubeflowUIService). A
+	// ScheduledSparkApplication's runs have names not known at build time.
+	kubeflowUIService = func(_ *yaml.RNode, name string) map[string]string {
+		return map[string]string{names.KubeflowUIService(name): "the kubeflow spark-operator's UI Service of SparkApplication " + name +
+			" (" + names.KubeflowUIServicePattern + ")"}
+	}
 )
 
 // carrierProfiles are the carriers, one row per object kind. Sources of each fact are named
@@ -64,11 +86,18 @@ var carrierProfiles = []*carrierProfile{
 	// Operators: Spark's spark-app-selector is new every run (kubeflow: spark-<uuid>) or
 	// attempt (Apache: <name>-<attempt>).
 	{kind: KindKubeflow, apiVersions: []string{kubeflowAPIVersion}, objectKind: "SparkApplication", base: []string{"spec"}, podSpec: []string{"driver", "template", "spec"},
-		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saField: kubeflowSA, operatorContainer: true, detect: kubeflow},
+		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saField: kubeflowSA, operatorContainer: true, detect: kubeflow,
+		operatorServices: kubeflowUIService},
 	{kind: KindKubeflow, apiVersions: []string{kubeflowAPIVersion}, objectKind: "ScheduledSparkApplication", base: []string{"spec", "template"}, podSpec: []string{"driver", "template", "spec"},
 		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saField: kubeflowSA, operatorContainer: true, detect: kubeflow},
 	{kind: KindApache, apiVersions: []string{"spark.apache.org/v1", "spark.apache.org/v1beta1"}, objectKind: "SparkApplication", base: []string{"spec"}, podSpec: []string{"driverSpec", "podTemplateSpec", "spec"},
 		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saConf: true, operatorContainer: true, pinContainer: true, detect: apache},
+	// kubeflow's SparkConnect (operator v2.3.0+): the operator makes one Pod <name>-server from
+	// spec.server.template and runs the driver in it in client mode, as a workload's Pod does
+	// (sparkconnect.go). The Pod's name is fixed and only one exists at a time, so no run
+	// label is needed; the operator sets spark-role=connect-server over the template's.
+	{kind: KindWorkload, apiVersions: []string{connectAPIVersion}, objectKind: "SparkConnect", base: []string{"spec", "server", "template"}, podSpec: []string{"spec"},
+		operatorContainer: true, role: connectRole, operatorLifecycle: true, operatorServices: connectServices, detect: connect},
 }
 
 // carrierKinds indexes carrierProfiles by apiVersion and kind.
@@ -91,6 +120,29 @@ func (c *Carrier) SparkOwnsIdentityLabel() bool { return c.profile != nil && c.p
 // pod template lacks (kubeflow, Apache): Ensure may add one.
 func (c *Carrier) OperatorFillsContainer() bool {
 	return c.profile != nil && c.profile.operatorContainer
+}
+
+// DriverRole is the spark-role label value of the carrier's driver Pod.
+func (c *Carrier) DriverRole() string {
+	if c == nil || c.profile == nil || c.profile.role == "" {
+		return names.RoleDriver
+	}
+	return c.profile.role
+}
+
+// OperatorOwnsLifecycle reports a carrier whose operator replaces the driver container's
+// lifecycle (kubeflow SparkConnect): no withdraw hook can be carried into the Pod.
+func (c *Carrier) OperatorOwnsLifecycle() bool {
+	return c != nil && c.profile != nil && c.profile.operatorLifecycle
+}
+
+// OperatorServices are the names of the Services the carrier's operator creates for it at
+// run time (none known at build time: empty), each with who makes it and why.
+func (c *Carrier) OperatorServices() map[string]string {
+	if c == nil || c.profile == nil || c.profile.operatorServices == nil {
+		return nil
+	}
+	return c.profile.operatorServices(c.Object, c.Name)
 }
 
 // PinsDriverContainer reports a carrier whose driver container transform names in the conf

@@ -22,11 +22,14 @@ import (
 //     (scheduledsparkapplication/controller.go), whose UI Services <ssa>-<timestamp>-ui-svc
 //     are not known at build time; sparkui's <name>-sparkui-ui-svc cannot be one (a
 //     timestamp is digits).
-//   - a SparkConnect <name> gets the Service <name>-server (sparkconnect/util.go): no -ui-svc.
+//   - a SparkConnect <name> gets the Service <name>-server, no -ui-svc, unless
+//     spec.server.service is set: then that Service under its own metadata.name, which may be
+//     anything (sparkconnect/util.go GetServerServiceName).
 //
-// So the one name to keep clear of is KubeflowUIService of every SparkApplication in the
-// namespace: for app foo, sparkui's UI Service foo-sparkui-ui-svc is exactly the operator's
-// UI Service of an app called foo-sparkui.
+// So the names to keep clear of are KubeflowUIService of every SparkApplication in the
+// namespace (for app foo, sparkui's UI Service foo-sparkui-ui-svc is exactly the operator's
+// UI Service of an app called foo-sparkui) and every SparkConnect's server Service: the
+// carrier profiles name them (internal/app profile.go operatorServices).
 
 // KubeflowUIServicePattern is KubeflowUIService's rule, for messages.
 const KubeflowUIServicePattern = "<app>-ui-svc"

@@ -25,6 +25,10 @@ const (
 	KeyNamespace           = "spark.kubernetes.namespace"
 	KeyRedactionRegex      = "spark.redaction.regex"
 	KeyUIFilters           = "spark.ui.filters"
+	// KeyProxyBase and KeyProxyRedirectURI are what a route under a path prefix needs
+	// (docs/routes.md): the prefix of the links Spark writes, and the base of its redirects.
+	KeyProxyBase        = "spark.ui.proxyBase"
+	KeyProxyRedirectURI = "spark.ui.proxyRedirectUri"
 
 	// The driver's RPC and block-manager ports (core's internal/config/package.scala
 	// DRIVER_PORT, DRIVER_BLOCK_MANAGER_PORT, BLOCK_MANAGER_PORT) and Spark Connect's gRPC

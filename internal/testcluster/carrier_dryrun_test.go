@@ -83,8 +83,9 @@ func TestDryRunCarrierWrites(t *testing.T) {
 			}
 		}
 	}
-	// 3 kubeflow fixtures' worth of routes: 2 fixtures × 2 routes; 3 Apache; 4 workloads.
-	if kinds[app.KindKubeflow] != 4 || kinds[app.KindApache] != 3 || kinds[app.KindWorkload] != 4 {
+	// 3 kubeflow fixtures' worth of routes: 2 fixtures × 2 routes; 3 Apache; 4 workloads and
+	// the SparkConnect.
+	if kinds[app.KindKubeflow] != 4 || kinds[app.KindApache] != 3 || kinds[app.KindWorkload] != 5 {
 		t.Errorf("carriers written: %v", kinds)
 	}
 }
@@ -102,15 +103,18 @@ func write(t *testing.T, car *app.Carrier) {
 	inits.Content = append(inits.Content, node(t, sidecarContainer))
 	vols := ensure(app.SlotVolumes)
 	vols.Content = append(vols.Content, node(t, "name: sparkui-run\nemptyDir: {medium: Memory, sizeLimit: 1Mi}\n"))
+	labels := ensure(app.SlotPodLabels)
+	for k, v := range car.IdentityLabels() {
+		yamlx.Set(labels, k, yamlx.NewStr(v))
+	}
+	if car.OperatorOwnsLifecycle() {
+		return // sparkui writes nothing into the driver container (transform.PrepareCarrier)
+	}
 	drv := ensure(app.SlotDriverContainer)
 	// The webhook adds a volume only if the driver mounts it: mount it there on every route.
 	mounts := yamlx.EnsureSeq(drv, "volumeMounts")
 	mounts.Content = append(mounts.Content, node(t, "name: sparkui-run\nmountPath: /run/sparkui\n"))
 	yamlx.Set(drv, "lifecycle", yamlx.NewMap("preStop", yamlx.NewMap("exec", yamlx.NewMap("command", sidecar.PreStopCommand()))))
-	labels := ensure(app.SlotPodLabels)
-	for k, v := range car.IdentityLabels() {
-		yamlx.Set(labels, k, yamlx.NewStr(v))
-	}
 	if _, err := transform.PinDriverContainer(car); err != nil {
 		t.Fatal(err)
 	}
@@ -123,4 +127,81 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestDryRunSparkConnectRewritten: the SparkConnects sparkui-fn writes (the goldens
+// testdata/carrier-kubeflow-sparkconnect*/expected.yaml, which TestGolden holds to the
+// function's output) and everything added next to them pass a strict server-side dry run
+// with the SparkConnect CRD installed. The CRD keeps spec.server.template unchecked
+// (preserve-unknown-fields), so the Pod the operator makes from it (its labels, annotations
+// and spec: kubeflow/spark-operator internal/controller/sparkconnect/reconciler.go
+// mutateServerPod, with its own labels and the server container's image) is dry-run too.
+func TestDryRunSparkConnectRewritten(t *testing.T) {
+	c := testcluster.Shared(t, testcluster.Options{CRDDirectoryPaths: []string{"../../testdata/crds"}})
+	for _, dir := range []string{"carrier-kubeflow-sparkconnect", "carrier-kubeflow-sparkconnect-service"} {
+		rl, err := yaml.Parse(string(mustRead(t, filepath.Join("../../testdata", dir, "expected.yaml"))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		items, err := rl.Pipe(yaml.Lookup("items"))
+		if err != nil || items == nil {
+			t.Fatalf("%s: no items: %v", dir, err)
+		}
+		elems, _ := items.Elements()
+		connects := 0
+		for _, it := range elems {
+			docs := []*yaml.RNode{it}
+			if it.GetKind() == "SparkConnect" {
+				connects++
+				docs = append(docs, connectPod(t, it))
+			}
+			for _, d := range docs {
+				if err := c.DryRunCreateYAML(testcluster.Context(t, 60*time.Second), []byte(d.MustString())); err != nil {
+					t.Errorf("%s: %s %s rejected: %v\n%s", dir, d.GetKind(), d.GetName(), err, d.MustString())
+				}
+			}
+		}
+		if connects != 1 {
+			t.Errorf("%s: %d SparkConnects", dir, connects)
+		}
+	}
+}
+
+// connectPod is the Pod <name>-server made from a SparkConnect's spec.server.template, as far
+// as the API server's validation goes: the template's labels, annotations and spec, the
+// operator's labels over them, and the server container's image from spec.image.
+func connectPod(t *testing.T, sc *yaml.RNode) *yaml.RNode {
+	t.Helper()
+	pod := yaml.MustParse("apiVersion: v1\nkind: Pod\nmetadata: {}\n")
+	tmpl, err := sc.Pipe(yaml.Lookup("spec", "server", "template"))
+	if err != nil || tmpl == nil {
+		t.Fatalf("%s: no spec.server.template: %v", sc.GetName(), err)
+	}
+	pod.SetMapField(tmpl.Field("spec").Value.Copy(), "spec")
+	if md := tmpl.Field("metadata"); md != nil {
+		pod.SetMapField(md.Value.Copy(), "metadata")
+	}
+	labels := pod.GetLabels()
+	labels["sparkoperator.k8s.io/launched-by-spark-operator"] = "true"
+	labels["sparkoperator.k8s.io/connect-name"] = sc.GetName()
+	labels["spark-role"] = "connect-server"
+	if err := pod.SetLabels(labels); err != nil {
+		t.Fatal(err)
+	}
+	if err := pod.SetName(sc.GetName() + "-server"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pod.SetNamespace(sc.GetNamespace()); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := pod.Pipe(yaml.Lookup("spec", "containers"))
+	elems, _ := cs.Elements()
+	for _, ctr := range elems {
+		if ctr.Field("image") == nil {
+			if err := ctr.PipeE(yaml.SetField("image", yaml.NewScalarRNode("docker.io/apache/spark:4.0.1"))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return pod
 }

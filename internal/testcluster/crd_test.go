@@ -44,14 +44,14 @@ func TestCRDsInstalled(t *testing.T) {
 		got = append(got, crd.Name)
 	}
 	sort.Strings(got)
-	want := "scheduledsparkapplications.sparkoperator.k8s.io sparkapplications.spark.apache.org sparkapplications.sparkoperator.k8s.io"
+	want := "scheduledsparkapplications.sparkoperator.k8s.io sparkapplications.spark.apache.org sparkapplications.sparkoperator.k8s.io sparkconnects.sparkoperator.k8s.io"
 	if strings.Join(got, " ") != want {
 		t.Errorf("installed CRDs %v, want %s", got, want)
 	}
 }
 
-// TestDryRunCarrierFixtures: every object of the carrier fixtures (kubeflow SparkApplication
-// and ScheduledSparkApplication, Apache v1 and v1beta1, the driver workloads) is accepted by
+// TestDryRunCarrierFixtures: every object of the carrier fixtures (kubeflow SparkApplication,
+// ScheduledSparkApplication and SparkConnect, Apache v1 and v1beta1, the driver workloads) is accepted by
 // a server-side dry run with strict field validation against the real schemas.
 func TestDryRunCarrierFixtures(t *testing.T) {
 	c := crdCluster(t)
@@ -74,7 +74,7 @@ func TestDryRunCarrierFixtures(t *testing.T) {
 	}
 	for _, k := range []string{
 		"sparkoperator.k8s.io/v1beta2 SparkApplication", "sparkoperator.k8s.io/v1beta2 ScheduledSparkApplication",
-		"spark.apache.org/v1 SparkApplication", "spark.apache.org/v1beta1 SparkApplication",
+		"sparkoperator.k8s.io/v1alpha1 SparkConnect", "spark.apache.org/v1 SparkApplication", "spark.apache.org/v1beta1 SparkApplication",
 		"apps/v1 StatefulSet", "apps/v1 Deployment", "batch/v1 Job", "batch/v1 CronJob",
 	} {
 		if !kinds[k] {
@@ -106,11 +106,25 @@ spec:
   mainClass: x.Main
   runtimeVersions: {sparkVersion: 4.0.1}
 `
+	// SparkConnect (v1alpha1): typed but for the server and executor templates, which are
+	// preserve-unknown-fields (api/v1alpha1/sparkconnect_types.go SparkPodSpec.Template).
+	const connect = `apiVersion: sparkoperator.k8s.io/v1alpha1
+kind: SparkConnect
+metadata: {name: strict-check}
+spec:
+  sparkVersion: 4.0.1
+  server: {service: {metadata: {name: x}}, template: {spec: {initContainers: [{name: a, image: b, restartPolicy: Always}]}}}
+  executor: {instances: 1}
+`
 	tests := []struct {
 		name, doc string
 		ok        bool
 		field     string // the field the rejection names
 	}{
+		{"sparkconnect as written", connect, true, ""},
+		{"sparkconnect misspelled server field", strings.Replace(connect, "service:", "servce:", 1), false, `unknown field "spec.server.servce"`},
+		{"sparkconnect unknown field inside the template is kept", strings.Replace(connect, "restartPolicy: Always", "restartPolicy: Always, bogus: 1", 1), true, ""},
+		{"sparkconnect without executor", strings.Replace(connect, "  executor: {instances: 1}\n", "", 1), false, "spec.executor: Required value"},
 		{"kubeflow as written", kubeflow, true, ""},
 		{"kubeflow misspelled driver field", strings.Replace(kubeflow, "serviceAccount:", "serviceAcount:", 1), false, `unknown field "spec.driver.serviceAcount"`},
 		{"kubeflow unknown field inside the template is kept", strings.Replace(kubeflow, "restartPolicy: Always", "restartPolicy: Always, bogus: 1", 1), true, ""},

@@ -32,6 +32,9 @@ type Status struct {
 	At    time.Time // when the API server acknowledged it
 	Err   string    // the last failure since, if any
 	URI   string    // the external URI the runtime published for this binding (nodePort, loadBalancer)
+	// HistoryURI is the History Server page the last withdrawal handed the Service off with
+	// ("" when it was the plain withdrawal).
+	HistoryURI string
 }
 
 type desire struct {
@@ -63,7 +66,9 @@ type Agent struct {
 	kick     chan struct{}
 	cancelOp context.CancelFunc // cancels the request in flight when want changes
 	fatalMsg string
-	said     map[string]bool // messages logged once
+	// verifiedID is the application id the UI this process found reported (sparkapi Match).
+	verifiedID string
+	said       map[string]bool // messages logged once
 }
 
 // New prepares an agent; restCfg is the API server's configuration.

@@ -38,6 +38,13 @@ type Config struct {
 	ProcRoot       string // "" = /proc
 	Sockets        string // where the listening sockets are read: auto (default), netlink, proc
 
+	// HistoryURL, when set, makes every withdrawal after a verified bind hand the Service off
+	// to the shared History Server redirector listening on RedirectorPort (docs/history.md;
+	// flags --history-url and --redirector-port, $SPARKUI_HISTORY_URL and
+	// $SPARKUI_REDIRECTOR_PORT as the function writes them).
+	HistoryURL     string
+	RedirectorPort int
+
 	// Getenv is where resolvers read their environment ($HOST_IP); default os.Getenv.
 	Getenv func(string) string
 	// URIPoll is the backoff between reads of the Service while a load balancer's ingress is
@@ -168,6 +175,14 @@ func (c *Config) Validate() error {
 	}
 	if c.AuthBearerFile != "" && c.AuthHeaderFile != "" {
 		errs = append(errs, "give one of --auth-bearer-file and --auth-header-file")
+	}
+	if c.HistoryURL != "" {
+		if err := sidecar.CheckHistoryURL(c.HistoryURL); err != nil {
+			errs = append(errs, "--history-url ($"+sidecar.EnvHistoryURL+"): "+err.Error())
+		}
+		if err := sidecar.CheckRedirectorPort(c.RedirectorPort); err != nil {
+			errs = append(errs, "--redirector-port ($"+sidecar.EnvRedirectorPort+"): "+err.Error())
+		}
 	}
 	if c.Getenv != nil {
 		if _, err := externaluri.New(c.ExternalURI, externaluri.Env{Getenv: c.Getenv}); err != nil {

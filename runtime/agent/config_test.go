@@ -116,3 +116,34 @@ func TestSharedServiceConfig(t *testing.T) {
 		t.Errorf("app id %q: Validate() = %v", c.AppID, err)
 	}
 }
+
+// TestHistoryConfig: a History Server URL the hand-off could not append to, or a redirector
+// port that is not one, is a configuration error (the runtime idles and says why).
+func TestHistoryConfig(t *testing.T) {
+	base := Config{Config: sidecar.Config{Service: "wc-ui-svc", AppID: "spark-1"}, PodName: "p", PodNamespace: "ns", PodUID: "u",
+		HistoryURL: "https://shs.example.com", RedirectorPort: 8080}
+	if _, err := base.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		url  string
+		port int
+		want string
+	}{
+		{"shs.example.com", 8080, "--history-url ($SPARKUI_HISTORY_URL): \"shs.example.com\" is not an absolute http or https URL"},
+		{"https://shs.example.com/?x=1", 8080, "has a query"},
+		{"https://shs.example.com", 0, "--redirector-port ($SPARKUI_REDIRECTOR_PORT): 0 is not a port in 1-65535"},
+	} {
+		c2 := base
+		c2.HistoryURL, c2.RedirectorPort = c.url, c.port
+		if _, err := c2.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q %d: %v, want %q", c.url, c.port, err, c.want)
+		}
+	}
+	// Without a URL the port is not used.
+	c3 := base
+	c3.HistoryURL, c3.RedirectorPort = "", 0
+	if _, err := c3.Check(); err != nil {
+		t.Error(err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/runtime/binder"
 )
 
@@ -67,13 +68,13 @@ func (a *Agent) reconcile(ctx context.Context) {
 			continue
 		}
 		start := time.Now()
-		outcome, attempted, superseded, err := a.write(ctx, w.want, w.gen)
+		outcome, h, attempted, superseded, err := a.write(ctx, w.want, w.gen)
 		switch {
 		case !attempted:
 			continue // changed meanwhile
 		case err == nil:
 			retry = a.newRetrying()
-			a.written(w.want, w.gen, outcome, time.Since(start).Round(time.Millisecond))
+			a.written(w.want, w.gen, outcome, h, time.Since(start).Round(time.Millisecond))
 			continue
 		case ctx.Err() != nil:
 			return
@@ -103,20 +104,21 @@ func (a *Agent) publish(ctx context.Context, pub *publishing, gen uint64) bool {
 // write binds or withdraws the Service as want says, cancellable by the next change of want.
 // attempted is false when want changed before the request started; superseded when it
 // changed while the request ran.
-func (a *Agent) write(ctx context.Context, want desire, gen uint64) (outcome binder.Withdrawal, attempted, superseded bool, err error) {
+func (a *Agent) write(ctx context.Context, want desire, gen uint64) (outcome binder.Withdrawal, h binder.Handoff, attempted, superseded bool, err error) {
 	opCtx, cancel := context.WithTimeout(ctx, a.cfg.RequestTimeout)
 	defer cancel()
 	a.mu.Lock()
 	if a.wantGen != gen { // changed meanwhile
 		a.mu.Unlock()
-		return outcome, false, false, nil
+		return outcome, h, false, false, nil
 	}
 	a.cancelOp = cancel
 	a.mu.Unlock()
 	if want.bound {
 		err = a.client.Bind(opCtx, want.port)
 	} else {
-		outcome, err = a.client.Withdraw(opCtx)
+		h = a.handoff()
+		outcome, err = a.client.Withdraw(opCtx, h)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -126,11 +128,11 @@ func (a *Agent) write(ctx context.Context, want desire, gen uint64) (outcome bin
 		// next must be written, even if it equals what was last acknowledged.
 		a.unknown = true
 	}
-	return outcome, true, a.wantGen != gen, err
+	return outcome, h, true, a.wantGen != gen, err
 }
 
 // written logs an acknowledged write, records it and marks it applied.
-func (a *Agent) written(want desire, gen uint64, outcome binder.Withdrawal, took time.Duration) {
+func (a *Agent) written(want desire, gen uint64, outcome binder.Withdrawal, h binder.Handoff, took time.Duration) {
 	switch {
 	case want.bound:
 		a.log.Info("UI Service bound", "service", a.cfg.Service, "port", want.port, "selector", a.cfg.Selector,
@@ -141,6 +143,13 @@ func (a *Agent) written(want desire, gen uint64, outcome binder.Withdrawal, took
 			"service", a.cfg.Service, "reason", want.reason, "took", took)
 	case outcome == binder.Gone:
 		a.log.Info("UI Service already gone: nothing to withdraw", "service", a.cfg.Service, "reason", want.reason, "took", took)
+	case h.URI != "":
+		a.log.Info("UI Service handed off to the History Server redirector", "service", a.cfg.Service,
+			"selector", names.LabelHistoryRedirector+"="+names.HistoryRedirectorValue, "target_port", h.Port,
+			"history_uri", h.URI, "reason", want.reason, "took", took)
+	case a.cfg.HistoryURL != "":
+		a.log.Info("UI Service withdrawn, not handed off to the History Server: this process verified no UI, so it cannot name the application's page",
+			"service", a.cfg.Service, "selector", names.WithdrawnSelectorKey+"="+a.cfg.PodUID, "reason", want.reason, "took", took)
 	default:
 		a.log.Info("UI Service withdrawn", "service", a.cfg.Service, "selector", names.WithdrawnSelectorKey+"="+a.cfg.PodUID,
 			"reason", want.reason, "took", took)
@@ -150,6 +159,26 @@ func (a *Agent) written(want desire, gen uint64, outcome binder.Withdrawal, took
 		a.clearFatal()
 	}
 	a.applied(want, gen)
+	if !want.bound && outcome == binder.Withdrawn {
+		a.mu.Lock()
+		a.status.HistoryURI = h.URI
+		a.mu.Unlock()
+	}
+}
+
+// handoff is what a withdrawal hands the Service off to: the redirector, when a History
+// Server URL is configured and this process verified the UI's application id (the id the UI
+// it bound reported, which names the application's event log); else nothing (the plain
+// withdrawal). A runtime restarted after its UI went away never verified one: it withdraws
+// plainly rather than publish a History Server page it cannot name.
+func (a *Agent) handoff() binder.Handoff {
+	a.mu.Lock()
+	id := a.verifiedID
+	a.mu.Unlock()
+	if a.cfg.HistoryURL == "" || id == "" {
+		return binder.Handoff{}
+	}
+	return binder.Handoff{URI: sidecar.HistoryURI(a.cfg.HistoryURL, id), Port: a.cfg.RedirectorPort}
 }
 
 // failed classifies a failed write, reports it (fatal ones in the status and the termination

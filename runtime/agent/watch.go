@@ -62,6 +62,11 @@ func (a *Agent) watch(ctx context.Context) {
 						"bound", sock.String(), "not_bound", strings.Join(rest, ", "))
 				}
 				bound = &sock
+				if id := a.finder.AppID(sock); id != "" {
+					a.mu.Lock()
+					a.verifiedID = id
+					a.mu.Unlock()
+				}
 				a.setWant(desire{bound: true, port: sock.Port, reason: "UI found"})
 			default:
 				if first {

@@ -189,6 +189,47 @@ func (t Target) WithdrawPatch(uri URIOps) []byte {
 	return mustJSON(ops)
 }
 
+// Handoff is where a withdrawal hands the Service off to: the shared History Server
+// redirector's Pods (names.RedirectorSelector) on Port, with URI (the application's page on
+// the History Server) in the sparkui.dev/history-uri annotation. The zero value is "no
+// hand-off": the plain withdrawal.
+type Handoff struct {
+	URI  string
+	Port int
+}
+
+var historyURIPath = "/metadata/annotations/" + escape(names.AnnotationHistoryURI)
+
+// HandoffPatch is the withdrawal that hands the Service off (docs/history.md): with the same
+// guards as WithdrawPatch, and only while this Pod holds the binding, it selects the
+// redirector's Pods, points the UI port at the redirector's port, writes the History Server
+// URI and removes the resolved external URI as uri says. haveAnnotations says whether
+// metadata.annotations exists: without it the whole map is added, guarded by a `test` that it
+// is still missing (JSON Patch `test` with value null succeeds on a missing member only), so
+// annotations written meanwhile are never replaced; the resolved external URI cannot be there
+// then, and uri is ignored.
+func (t Target) HandoffPatch(h Handoff, uri URIOps, haveAnnotations bool) []byte {
+	ops := append(t.guards(), t.holderGuard()...)
+	ops = append(ops,
+		op{Op: "add", Path: "/spec/selector", Value: names.RedirectorSelector()},
+		op{Op: "replace", Path: "/spec/ports/0/targetPort", Value: h.Port},
+	)
+	if !haveAnnotations {
+		ops = append(ops,
+			op{Op: "test", Path: "/metadata/annotations", Value: nil},
+			op{Op: "add", Path: "/metadata/annotations", Value: map[string]string{names.AnnotationHistoryURI: h.URI}})
+		return mustJSON(ops)
+	}
+	ops = append(ops, op{Op: "add", Path: historyURIPath, Value: h.URI})
+	switch uri {
+	case RemoveURI:
+		ops = append(ops, op{Op: "remove", Path: uriPath})
+	case ClearURI:
+		ops = append(ops, op{Op: "add", Path: uriPath, Value: ""}, op{Op: "remove", Path: uriPath})
+	}
+	return mustJSON(ops)
+}
+
 // PublishPatch writes the resolved external URI, guarded like the others and by the bound
 // selector (a Service withdrawn meanwhile, or bound by someone else, is left alone).
 // haveAnnotations says whether metadata.annotations exists: `add` into a missing map fails.
@@ -346,11 +387,21 @@ func (w Withdrawal) String() string {
 // annotation, or metadata.annotations, is not there after all: removed by its controller, or
 // the state was unknown after a restart; or a guard failed), the plain withdrawal follows at
 // once: two requests, no read.
-func (c *Client) Withdraw(ctx context.Context) (Withdrawal, error) {
-	ops := WithdrawURIOps(c.View())
-	err := c.patch(ctx, c.t.WithdrawPatch(ops))
-	if ops != KeepURI && isGuardFailure(err) {
-		err = c.patch(ctx, c.t.WithdrawPatch(KeepURI))
+//
+// With a hand-off (h.URI set) the withdrawal is HandoffPatch instead: one request in the
+// normal case; when it is refused, the other annotations form follows at once (the
+// annotations are not as the last response had them: an unknown state after a restart, or
+// written or removed meanwhile); refused again, a guard failed.
+func (c *Client) Withdraw(ctx context.Context, h Handoff) (Withdrawal, error) {
+	var err error
+	if h.URI != "" {
+		err = c.handoff(ctx, h)
+	} else {
+		ops := WithdrawURIOps(c.View())
+		err = c.patch(ctx, c.t.WithdrawPatch(ops))
+		if ops != KeepURI && isGuardFailure(err) {
+			err = c.patch(ctx, c.t.WithdrawPatch(KeepURI))
+		}
 	}
 	switch {
 	case err == nil:
@@ -364,6 +415,20 @@ func (c *Client) Withdraw(ctx context.Context) (Withdrawal, error) {
 		return Gone, nil
 	}
 	return 0, err
+}
+
+// handoff sends HandoffPatch in the form the last response calls for (metadata.annotations
+// unknown counts as there: the function writes annotations on the UI Services it builds),
+// then the other form when that is refused.
+func (c *Client) handoff(ctx context.Context, h Handoff) error {
+	v := c.View()
+	have := v == nil || len(v.Metadata.Annotations) > 0
+	err := c.patch(ctx, c.t.HandoffPatch(h, WithdrawURIOps(v), have))
+	if isGuardFailure(err) {
+		// Unknown now: clear the resolved URI whether or not it is there.
+		err = c.patch(ctx, c.t.HandoffPatch(h, ClearURI, !have))
+	}
+	return err
 }
 
 // Publish writes the resolved external URI (PublishPatch). When the patch is refused with the

@@ -260,3 +260,39 @@ func TestKindString(t *testing.T) {
 		t.Error(NotOurs.String(), Transient.String())
 	}
 }
+
+func TestHandoffPatch(t *testing.T) {
+	h := Handoff{URI: "https://shs.example.com/history/spark-0123/", Port: 8080}
+	base := `[{"op":"test","path":"/metadata/labels/spark-app-selector","value":"spark-0123"},` +
+		`{"op":"test","path":"/metadata/labels/app.kubernetes.io~1managed-by","value":"sparkui"},` +
+		`{"op":"test","path":"/spec/ports/0/name","value":"spark-ui"},` +
+		`{"op":"test","path":"/metadata/ownerReferences/0/uid","value":"7c1f0e2a-0000-4000-8000-000000000001"},` +
+		`{"op":"add","path":"/spec/selector","value":{"sparkui.dev/history-redirector":"true"}},` +
+		`{"op":"replace","path":"/spec/ports/0/targetPort","value":8080},`
+	member := `{"op":"add","path":"/metadata/annotations/sparkui.dev~1history-uri","value":"https://shs.example.com/history/spark-0123/"}`
+	for _, c := range []struct {
+		uri  URIOps
+		have bool
+		want string
+	}{
+		{KeepURI, true, base + member + `]`},
+		{RemoveURI, true, base + member + `,{"op":"remove","path":"/metadata/annotations/sparkui.dev~1resolved-external-uri","value":null}]`},
+		{ClearURI, true, base + member + `,{"op":"add","path":"/metadata/annotations/sparkui.dev~1resolved-external-uri","value":""},` +
+			`{"op":"remove","path":"/metadata/annotations/sparkui.dev~1resolved-external-uri","value":null}]`},
+		// No annotations: the whole map, only while it is still missing.
+		{ClearURI, false, base + `{"op":"test","path":"/metadata/annotations","value":null},` +
+			`{"op":"add","path":"/metadata/annotations","value":{"sparkui.dev/history-uri":"https://shs.example.com/history/spark-0123/"}}]`},
+	} {
+		if got := string(target.HandoffPatch(h, c.uri, c.have)); got != c.want {
+			t.Errorf("uri %d have %v\n got %s\nwant %s", c.uri, c.have, got, c.want)
+		}
+	}
+	// A Service shared by runs: the holder guard is the bound-pod label.
+	tg := target
+	tg.NoOwner, tg.GuardKey, tg.GuardValue = true, "sparkui.dev/application", "wc"
+	got := string(tg.HandoffPatch(h, KeepURI, true))
+	if !strings.Contains(got, `{"op":"test","path":"/metadata/labels/sparkui.dev~1bound-pod","value":"7c1f0e2a-0000-4000-8000-000000000001"}`) ||
+		!strings.Contains(got, `{"op":"test","path":"/metadata/labels/sparkui.dev~1application","value":"wc"}`) {
+		t.Errorf("shared Service's hand-off lacks its guards: %s", got)
+	}
+}

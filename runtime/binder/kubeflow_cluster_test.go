@@ -140,7 +140,7 @@ func TestRefusesServiceKubeflowTookOver(t *testing.T) {
 					t.Errorf("refusal %q does not say %q", f.Message, want)
 				}
 			}
-			if w, err := cl.Withdraw(ctx); err != nil || w != NotHeld {
+			if w, err := cl.Withdraw(ctx, Handoff{}); err != nil || w != NotHeld {
 				t.Errorf("withdraw after the takeover: %v %v, want not-held", w, err)
 			}
 			after, err := c.Client.CoreV1().Services(ns).Get(ctx, svcName, metav1.GetOptions{})

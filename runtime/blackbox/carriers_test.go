@@ -33,6 +33,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -53,6 +54,9 @@ const (
 	kubeflowMutated    = "sparkoperator.k8s.io/mutated-by-spark-operator"
 	kubeflowScheduled  = "sparkoperator.k8s.io/scheduled-app-name"
 
+	kubeflowConnectName  = "sparkoperator.k8s.io/connect-name"
+	kubeflowSparkVersion = "spark-version"
+
 	apacheOperatorName = "spark.operator/name"
 	apacheAppName      = "spark.operator/spark-app-name"
 
@@ -68,9 +72,14 @@ type driverBuilder func(t *testing.T, carrier *yaml.RNode, run int) (*corev1.Pod
 
 type carrierCase struct {
 	dir      string // testdata/<dir>
-	runLabel string // the run label of docs/operators.md's table
-	runs     int
-	build    driverBuilder
+	runLabel string // the run label of docs/operators.md's table, "" for none
+	// role is the driver Pod's spark-role, "" for Spark's driver.
+	role string
+	// noHook: the operator replaces the driver container's lifecycle, so the Pod has no
+	// withdraw hook and the runtime withdraws on SIGTERM.
+	noHook bool
+	runs   int
+	build  driverBuilder
 	// edit, when set, changes the input before rendering.
 	edit func(t *testing.T, input string) string
 	// unproven: the runtime cannot prove the UI is this Pod's and must never bind it.
@@ -87,6 +96,21 @@ func TestCarrierKubeflowWebhook(t *testing.T) {
 
 func TestCarrierKubeflowScheduled(t *testing.T) {
 	runCarrier(t, carrierCase{dir: "carrier-kubeflow-scheduled", runLabel: names.LabelAppSelector, runs: 2, build: kubeflowDriver(false, true)})
+}
+
+// TestCarrierKubeflowSparkConnect: the Pod <name>-server kubeflow's SparkConnect controller
+// makes from the rewritten spec.server.template. Its server container's lifecycle is the
+// operator's, so no withdraw hook reaches the Pod: the runtime (a native sidecar, stopped
+// only after the server container has exited) withdraws on SIGTERM.
+func TestCarrierKubeflowSparkConnect(t *testing.T) {
+	runCarrier(t, carrierCase{dir: "carrier-kubeflow-sparkconnect", role: "connect-server", noHook: true, runs: 1, build: connectServer})
+}
+
+// TestCarrierKubeflowSparkConnectService: a server container not named
+// spark-kubernetes-driver (the first is the server), and a server Service named by the user
+// (spec.server.service), which sparkui's UI Service keeps clear of.
+func TestCarrierKubeflowSparkConnectService(t *testing.T) {
+	runCarrier(t, carrierCase{dir: "carrier-kubeflow-sparkconnect-service", role: "connect-server", noHook: true, runs: 1, build: connectServer})
 }
 
 func TestCarrierApacheV1(t *testing.T) {
@@ -157,7 +181,7 @@ func renderCarrier(t *testing.T, dir, ns string, edit func(*testing.T, string) s
 	r := renderListExit(t, namespaceLine.ReplaceAllString(in, "${1}"+ns), errorsAllowed)
 	for _, it := range r.items {
 		switch it.GetKind() {
-		case "SparkApplication", "ScheduledSparkApplication", "Deployment", "StatefulSet", "Job", "CronJob":
+		case "SparkApplication", "ScheduledSparkApplication", "SparkConnect", "Deployment", "StatefulSet", "Job", "CronJob":
 			return r, it
 		}
 	}
@@ -238,9 +262,10 @@ func runCarrier(t *testing.T, cc carrierCase) {
 	start := func(run int) driverRun {
 		pod, ui := cc.build(t, carrier, run)
 		pod.Namespace, pod.Spec.NodeName = ns, node
-		if pod.Spec.ServiceAccountName == "" {
+		if pod.Spec.ServiceAccountName == "" && pod.Spec.DeprecatedServiceAccount == "" {
 			// The ServiceAccount admission plugin's default, which this control plane runs
-			// without.
+			// without. (The API server itself copies a deprecated serviceAccount into
+			// serviceAccountName: core/v1 conversion of PodSpec.)
 			pod.Spec.ServiceAccountName = "default"
 		}
 		if pc := pod.Spec.PriorityClassName; pc != "" {
@@ -260,9 +285,16 @@ func runCarrier(t *testing.T, cc carrierCase) {
 			ip = fmt.Sprintf("192.0.2.%d", 100+run)
 		}
 		d := driverRun{pod: podReady(t, c, ns, created.Name, ip), ip: ip}
-		d.sel = map[string]string{cc.runLabel: d.pod.Labels[cc.runLabel], labelAppID: app, names.LabelSparkRole: names.RoleDriver}
-		if d.pod.Labels[cc.runLabel] == "" {
-			t.Fatalf("run %d: the driver Pod has no run label %s: %v", run, cc.runLabel, d.pod.Labels)
+		role := cc.role
+		if role == "" {
+			role = names.RoleDriver
+		}
+		d.sel = map[string]string{labelAppID: app, names.LabelSparkRole: role}
+		if cc.runLabel != "" {
+			d.sel[cc.runLabel] = d.pod.Labels[cc.runLabel]
+			if d.pod.Labels[cc.runLabel] == "" {
+				t.Fatalf("run %d: the driver Pod has no run label %s: %v", run, cc.runLabel, d.pod.Labels)
+			}
 		}
 		d.proc, d.sock, d.uiPort = startPodRuntime(t, c, d.pod, ui)
 		if cc.unproven {
@@ -299,6 +331,27 @@ func runCarrier(t *testing.T, cc carrierCase) {
 		if code := sigterm(t, first); code != 0 {
 			t.Errorf("runtime exit code %d after SIGTERM, want 0\n%s", code, first.proc.logs())
 		}
+		return
+	}
+	if cc.runs == 1 && cc.noHook {
+		// The kubelet stops a native sidecar only after the main containers have exited:
+		// SIGTERM is the runtime's cue.
+		if ic := sidecarOf(t, first.pod); ic.RestartPolicy == nil || *ic.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+			t.Fatalf("the runtime is no native sidecar in %s", first.pod.Name)
+		}
+		for _, ctr := range first.pod.Spec.Containers {
+			if ctr.Lifecycle != nil && ctr.Lifecycle.PreStop != nil && ctr.Lifecycle.PreStop.Exec != nil &&
+				sidecar.IsWithdrawCommand(ctr.Lifecycle.PreStop.Exec.Command) {
+				t.Fatalf("%s: container %s has a withdraw hook, which its operator replaces", first.pod.Name, ctr.Name)
+			}
+		}
+		holdEndpoints(t, c, ns, svc, first.slice(), time.Second)
+		if code := sigterm(t, first); code != 0 {
+			t.Errorf("runtime exit code %d after SIGTERM, want 0\n%s", code, first.proc.logs())
+		}
+		withdrawn(first)
+		deletePod(t, c, first.pod)
+		serviceOutlives(t, c, ns, svc)
 		return
 	}
 	if cc.runs == 1 {
@@ -606,6 +659,85 @@ func kubeflowDriver(webhook, scheduled bool) driverBuilder {
 		// Cluster mode: the driver's conf names its Pod (spark.kubernetes.driver.pod.name).
 		return pod, uiOptions{AppID: appID, PodName: pod.Name}
 	}
+}
+
+// connectServer builds the Pod kubeflow's SparkConnect controller creates
+// (kubeflow/spark-operator internal/controller/sparkconnect/reconciler.go mutateServerPod,
+// options.go, util.go): named <name>-server; spec.server.template's labels, annotations and
+// spec; a container spark-kubernetes-driver when the template has none; in the server
+// container (spark-kubernetes-driver, else the first) the image from spec.image when unset,
+// command [bash, -c] and start-connect-server.sh's line as args, TCP probes on 15002 unless
+// set, env POD_IP and SPARK_NO_DAEMONIZE appended, the spark-conf mount appended, and the
+// whole lifecycle replaced by the operator's preStop (stop-connect-server.sh); the spark-conf
+// volume appended; labels launched-by-spark-operator, connect-name, spark-role=connect-server
+// and spark-version over the template's. The server is the driver in client mode: its UI
+// lists spark.app.id when sparkConf sets it, else an id of Spark's making, and
+// spark.kubernetes.driver.pod.name=<name>-server (driverConfOption).
+func connectServer(t *testing.T, carrier *yaml.RNode, run int) (*corev1.Pod, uiOptions) {
+	name := carrier.GetName()
+	var tmpl corev1.PodTemplateSpec
+	decode(t, carrier, &tmpl, "spec", "server", "template")
+	// What sparkui wrote into the template, to check the operator keeps it all.
+	written := tmpl.DeepCopy()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name + "-server", Labels: tmpl.Labels, Annotations: tmpl.Annotations}, Spec: tmpl.Spec}
+	if len(pod.Spec.Containers) == 0 {
+		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: names.DriverContainer})
+	}
+	idx := 0
+	for i, ctr := range pod.Spec.Containers {
+		if ctr.Name == names.DriverContainer {
+			idx = i
+			break
+		}
+	}
+	ctr := &pod.Spec.Containers[idx]
+	if ctr.Image == "" {
+		ctr.Image = str(t, carrier, "spec", "image")
+	}
+	ctr.Command = []string{"bash", "-c"}
+	ctr.Args = []string{"${SPARK_HOME}/sbin/start-connect-server.sh --master k8s://https://10.0.0.1:443 --conf spark.driver.port=7078 --conf spark.driver.blockManager.port=7079 --conf spark.kubernetes.driver.pod.name=" + name + "-server"}
+	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt(15002)}}, PeriodSeconds: 10, TimeoutSeconds: 1, FailureThreshold: 3}
+	if ctr.StartupProbe == nil {
+		ctr.StartupProbe = probe
+	}
+	if ctr.ReadinessProbe == nil {
+		ctr.ReadinessProbe = probe
+	}
+	ctr.Env = append(ctr.Env,
+		corev1.EnvVar{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+		corev1.EnvVar{Name: "SPARK_NO_DAEMONIZE", Value: "true"})
+	ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: "spark-conf", SubPath: "executor-pod-template.yaml", MountPath: "/tmp/spark/executor-pod-template.yaml", ReadOnly: true})
+	ctr.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"bash", "-c", "${SPARK_HOME}/sbin/stop-connect-server.sh"}}}}
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "spark-conf", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: name + "-conf"},
+		Items:                []corev1.KeyToPath{{Key: "executor-pod-template.yaml", Path: "executor-pod-template.yaml"}}}}})
+	pod.Labels = merge(pod.Labels, map[string]string{kubeflowLaunched: "true", kubeflowConnectName: name,
+		names.LabelSparkRole: "connect-server", kubeflowSparkVersion: str(t, carrier, "spec", "sparkVersion")})
+
+	// Nothing sparkui wrote is lost: its label, the sidecar and its volume reach the Pod as
+	// written, and the server container it left untouched (it holds no sparkui mount or hook).
+	if pod.Labels[labelAppID] != written.Labels[labelAppID] || written.Labels[labelAppID] == "" {
+		t.Fatalf("identity label: template %v, Pod %v", written.Labels, pod.Labels)
+	}
+	for _, ic := range written.Spec.InitContainers {
+		if ic.Name == sidecar.ContainerName {
+			if got := sidecarOf(t, pod); got.Image != ic.Image || strings.Join(got.Args, " ") != strings.Join(ic.Args, " ") {
+				t.Fatalf("the runtime changed on the way into the Pod: %v", got)
+			}
+		}
+	}
+	for _, wc := range written.Spec.Containers {
+		for _, m := range wc.VolumeMounts {
+			if m.Name == sidecar.VolumeName || m.Name == sidecar.AuthVolumeName {
+				t.Fatalf("sparkui mounted %s into container %s, where it serves only a hook the operator replaces", m.Name, wc.Name)
+			}
+		}
+	}
+	ui := uiOptions{AppID: fmt.Sprintf("spark-application-%d", time.Now().UnixMilli()), PodName: pod.Name}
+	if id := str(t, carrier, "spec", "sparkConf", "spark.app.id"); id != "" {
+		ui.AppID = id
+	}
+	return pod, ui
 }
 
 // apacheDriver builds an Apache spark-kubernetes-operator (1.0.0) driver Pod

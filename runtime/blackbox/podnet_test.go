@@ -44,9 +44,10 @@ const (
 	podNetAppID     = "BLACKBOX_PODNET_APP_ID"
 	podNetPodName   = "BLACKBOX_PODNET_POD_NAME" // spark.kubernetes.driver.pod.name, "" = unset
 	podNetNamespace = "BLACKBOX_PODNET_NAMESPACE"
-	podNetAPIAddr   = "BLACKBOX_PODNET_API_ADDR"  // the API server's host:port, served on lo
-	podNetAPISock   = "BLACKBOX_PODNET_API_SOCK"  // the unix socket relayed to the API server
-	podNetJWSToken  = "BLACKBOX_PODNET_JWS_TOKEN" // set: the UI is behind Spark's JWSFilter accepting it
+	podNetAPIAddr   = "BLACKBOX_PODNET_API_ADDR"   // the API server's host:port, served on lo
+	podNetAPISock   = "BLACKBOX_PODNET_API_SOCK"   // the unix socket relayed to the API server
+	podNetJWSToken  = "BLACKBOX_PODNET_JWS_TOKEN"  // set: the UI is behind Spark's JWSFilter accepting it
+	podNetProxyBase = "BLACKBOX_PODNET_PROXY_BASE" // spark.ui.proxyBase of the stand-in UI
 )
 
 // podNetMain is the test binary inside `unshare -rn`: args are the runtime's command line.
@@ -56,7 +57,8 @@ func podNetMain(args []string) int {
 		return fail(fmt.Errorf("ip link set lo up: %v: %s", err, out))
 	}
 	opts := fakespark.Options{Addr: os.Getenv(podNetUIAddr), AppID: os.Getenv(podNetAppID),
-		PodName: os.Getenv(podNetPodName), Namespace: os.Getenv(podNetNamespace), State: fakespark.Ready}
+		PodName: os.Getenv(podNetPodName), Namespace: os.Getenv(podNetNamespace), State: fakespark.Ready,
+		ProxyBase: os.Getenv(podNetProxyBase)}
 	if tok := os.Getenv(podNetJWSToken); tok != "" {
 		opts.Filter, opts.Token = fakespark.JWS, tok
 	}
@@ -254,6 +256,7 @@ func expandArgs(args, env []string) []string {
 type uiOptions struct {
 	AppID, PodName string
 	JWSToken       string
+	ProxyBase      string // spark.ui.proxyBase (a route with a path prefix); "" = none
 	// Server, under hostNetwork only, is a stand-in UI the test already runs (e.g. on every
 	// address, for a proxy to reach it at the Pod's IP); the other fields are then unused.
 	Server *fakespark.Server
@@ -366,7 +369,7 @@ func startPodRuntime(t *testing.T, c *testcluster.Cluster, pod *corev1.Pod, ui u
 		p.cmd = exec.Command(runtimeBin, args...)
 		p.cmd.Env = env
 	} else if pod.Spec.HostNetwork {
-		opts := fakespark.Options{AppID: ui.AppID, PodName: ui.PodName, Namespace: pod.Namespace, State: fakespark.Ready}
+		opts := fakespark.Options{AppID: ui.AppID, PodName: ui.PodName, Namespace: pod.Namespace, State: fakespark.Ready, ProxyBase: ui.ProxyBase}
 		if ui.JWSToken != "" {
 			opts.Filter, opts.Token = fakespark.JWS, ui.JWSToken
 		}
@@ -384,7 +387,7 @@ func startPodRuntime(t *testing.T, c *testcluster.Cluster, pod *corev1.Pod, ui u
 		p.cmd = exec.Command("unshare", append([]string{"-rn", os.Args[0], runtimeBin}, args...)...)
 		p.cmd.Env = append(env, podNetEnv+"=1", podNetUIAddr+"="+fmt.Sprintf("127.0.0.1:%d", uiPort),
 			podNetAppID+"="+ui.AppID, podNetPodName+"="+ui.PodName, podNetNamespace+"="+pod.Namespace,
-			podNetAPIAddr+"="+apiAddr, podNetAPISock+"="+apiSock, podNetJWSToken+"="+ui.JWSToken)
+			podNetAPIAddr+"="+apiAddr, podNetAPISock+"="+apiSock, podNetJWSToken+"="+ui.JWSToken, podNetProxyBase+"="+ui.ProxyBase)
 	}
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	if err := p.cmd.Start(); err != nil {

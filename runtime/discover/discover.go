@@ -369,6 +369,17 @@ func (f *Finder) Matches() []Socket {
 	return out
 }
 
+// AppID is the application id the UI on socket s reported when it was verified as this
+// application's (a Match), "" otherwise.
+func (f *Finder) AppID(s Socket) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if e := f.cache[s.Inode]; e != nil && e.sock.Port == s.Port && e.result.Verdict == sparkapi.Match {
+		return e.result.AppID
+	}
+	return ""
+}
+
 // record applies a probe's verdict to its socket.
 func (f *Finder) record(e *entry, r sparkapi.Result) {
 	f.mu.Lock()

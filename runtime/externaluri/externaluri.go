@@ -67,10 +67,28 @@ func Parse(raw []byte) (*Service, error) {
 // URI is the published URI ("" when none).
 func (s *Service) URI() string { return s.Metadata.Annotations[names.AnnotationResolvedExternalURI] }
 
-// Bound reports whether the Service has a selector without the withdrawal key.
+// Bound reports whether the Service routes to the application's UI: it has a selector with
+// neither the withdrawal key nor the History Server redirector's (docs/external-uri.md).
 func (s *Service) Bound() bool {
 	_, withdrawn := s.Spec.Selector[names.WithdrawnSelectorKey]
-	return len(s.Spec.Selector) > 0 && !withdrawn
+	return len(s.Spec.Selector) > 0 && !withdrawn && !s.HandedOff()
+}
+
+// HandedOff reports whether the runtime handed the Service off to the History Server
+// redirector (its selector selects the redirector's Pods): withdrawn for every other purpose.
+func (s *Service) HandedOff() bool {
+	_, ok := s.Spec.Selector[names.LabelHistoryRedirector]
+	return ok
+}
+
+// HistoryURI is the application's History Server page the hand-off published, "" unless the
+// Service is handed off (a later bind leaves a stale annotation behind: it counts only while
+// the selector is the redirector's).
+func (s *Service) HistoryURI() string {
+	if !s.HandedOff() {
+		return ""
+	}
+	return s.Metadata.Annotations[names.AnnotationHistoryURI]
 }
 
 // Withdrawn reports whether the runtime withdrew the Service.

@@ -162,6 +162,16 @@ func TestWait(t *testing.T) {
 	if _, err := Wait(ctx(), seq(unbound, withdrawn), b); !errors.Is(err, ErrWithdrawn) {
 		t.Errorf("withdrawn: %v", err)
 	}
+	// Handed off to the History Server: withdrawn for every other purpose, its page told.
+	handedOff := `{"metadata":{"annotations":{"sparkui.dev/history-uri":"https://shs/history/a/"}},"spec":{"selector":{"sparkui.dev/history-redirector":"true"}}}`
+	var h *HandedOff
+	if _, err := Wait(ctx(), seq(bound, handedOff), b); !errors.Is(err, ErrHandedOff) || !errors.As(err, &h) || h.HistoryURI != "https://shs/history/a/" {
+		t.Errorf("handed off: %v", err)
+	}
+	// A stale URI on a handed-off Service is never returned.
+	if _, err := Wait(ctx(), seq(`{"metadata":{"annotations":{"sparkui.dev/resolved-external-uri":"http://h:1"}},"spec":{"selector":{"sparkui.dev/history-redirector":"true"}}}`), b); !errors.Is(err, ErrHandedOff) {
+		t.Errorf("handed off with a URI: %v", err)
+	}
 	if _, err := Wait(ctx(), seq(bound, "404"), b); !errors.Is(err, ErrDeleted) {
 		t.Errorf("deleted: %v", err)
 	}
@@ -170,5 +180,26 @@ func TestWait(t *testing.T) {
 	}
 	if _, err := Wait(ctx(), seq("404"), b); !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("never there: %v", err)
+	}
+}
+
+func TestBoundDefinition(t *testing.T) {
+	for js, want := range map[string][3]bool{ // bound, handed off, withdrawn
+		`{"spec":{}}`: {false, false, false},
+		`{"spec":{"selector":{"spark-app-selector":"a","spark-role":"driver"}}}`: {true, false, false},
+		`{"spec":{"selector":{"sparkui.dev/withdrawn":"u"}}}`:                    {false, false, true},
+		`{"spec":{"selector":{"sparkui.dev/history-redirector":"true"}}}`:        {false, true, false},
+	} {
+		s, err := Parse([]byte(js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := [3]bool{s.Bound(), s.HandedOff(), s.Withdrawn()}; got != want {
+			t.Errorf("%s: bound, handed off, withdrawn = %v, want %v", js, got, want)
+		}
+	}
+	s, _ := Parse([]byte(`{"metadata":{"annotations":{"sparkui.dev/history-uri":"https://shs/history/a/"}},"spec":{"selector":{"spark-app-selector":"a"}}}`))
+	if u := s.HistoryURI(); u != "" {
+		t.Errorf("a bound Service's stale history URI %q is reported", u)
 	}
 }

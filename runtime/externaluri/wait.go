@@ -14,18 +14,34 @@ import (
 var (
 	// ErrWithdrawn: the UI Service is withdrawn (the UI went away or the driver stops).
 	ErrWithdrawn = errors.New("the UI Service is withdrawn (selector has " + names.WithdrawnSelectorKey + "): the UI is gone")
+	// ErrHandedOff: the UI Service is handed off to the History Server redirector; the
+	// *HandedOff error carries the History Server page.
+	ErrHandedOff = errors.New("the UI Service is handed off to the History Server (selector has " + names.LabelHistoryRedirector + "): the UI is gone")
 	// ErrDeleted: the UI Service was there and is gone (Spark deletes it at stop).
 	ErrDeleted = errors.New("the UI Service was deleted")
 	// ErrTimeout: no URI within the time allowed.
 	ErrTimeout = errors.New("timed out")
 )
 
+// HandedOff is the ErrHandedOff of a Service, with its History Server page ("" when the
+// annotation is missing).
+type HandedOff struct{ HistoryURI string }
+
+func (h *HandedOff) Error() string {
+	if h.HistoryURI == "" {
+		return ErrHandedOff.Error() + "; no " + names.AnnotationHistoryURI + " annotation"
+	}
+	return ErrHandedOff.Error() + "; its History Server page is " + h.HistoryURI
+}
+
+func (h *HandedOff) Unwrap() error { return ErrHandedOff }
+
 // Getter reads the Service; found is false on 404.
 type Getter func(ctx context.Context) (svc *Service, found bool, err error)
 
 // Wait reads the Service with get (capped exponential backoff with jitter) until it carries a
 // resolved URI while bound, and returns it. It fails with ErrWithdrawn when the Service is
-// withdrawn, ErrDeleted when a Service seen before is gone, and ErrTimeout (wrapped with the
+// withdrawn, a *HandedOff (ErrHandedOff) when it is handed off to the History Server, ErrDeleted when a Service seen before is gone, and ErrTimeout (wrapped with the
 // last state seen) when ctx ends first.
 func Wait(ctx context.Context, get Getter, b wait.Backoff) (string, error) {
 	seen := false
@@ -41,6 +57,8 @@ func Wait(ctx context.Context, get Getter, b wait.Backoff) (string, error) {
 			last = "the Service does not exist (yet?)"
 		case svc.Withdrawn():
 			return "", ErrWithdrawn
+		case svc.HandedOff():
+			return "", &HandedOff{HistoryURI: svc.HistoryURI()}
 		default:
 			seen = true
 			if uri := svc.URI(); uri != "" && svc.Bound() {

@@ -350,3 +350,18 @@ func TestVerdictString(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestProbeUnderProxyBase: spark.ui.proxyBase (a route with a path prefix) leaves the REST
+// API at its root paths: the probe finds and verifies the UI as without it.
+func TestProbeUnderProxyBase(t *testing.T) {
+	for _, o := range []fakespark.Options{
+		{AppID: me.AppID, PodName: me.PodName, Namespace: me.Namespace, State: fakespark.Ready, ProxyBase: "/apps/wordcount"},
+		{AppID: me.AppID, PodName: me.PodName, Namespace: me.Namespace, State: fakespark.Ready, ProxyBase: "/apps/wordcount", ProxyRedirectURI: "https://spark.example.com"},
+		{AppID: me.AppID, State: fakespark.Ready, ProxyBase: "/apps/wordcount", TLS: true},
+	} {
+		s := fake(t, o)
+		if r := probe(t, o.TLS, s.Addr); r.Verdict != sparkapi.Match || r.AppID != me.AppID {
+			t.Errorf("%+v: %v %s", o, r.Verdict, r.Detail)
+		}
+	}
+}

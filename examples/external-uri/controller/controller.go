@@ -26,6 +26,7 @@ const (
 	annoProvide   = "sparkui.dev/provide-external-uri"
 	annoResolved  = "sparkui.dev/resolved-external-uri"
 	withdrawnKey  = "sparkui.dev/withdrawn"
+	redirectorKey = "sparkui.dev/history-redirector"
 	managedBy     = "app.kubernetes.io/managed-by"
 	managedByThis = "sparkui"
 )
@@ -141,13 +142,16 @@ func reconcile(ctx context.Context, cs kubernetes.Interface, svcs corelisters.Se
 	return err
 }
 
-// bound: the runtime has set a selector and it is not the withdrawal selector.
+// bound: the runtime has set a selector and it is neither the withdrawal selector nor the
+// History Server redirector's (a Service handed off to the History Server is withdrawn for
+// this contract: the route now leads to the redirect, not the UI).
 func bound(svc *corev1.Service) bool {
 	if len(svc.Spec.Selector) == 0 {
 		return false
 	}
 	_, withdrawn := svc.Spec.Selector[withdrawnKey]
-	return !withdrawn
+	_, handedOff := svc.Spec.Selector[redirectorKey]
+	return !withdrawn && !handedOff
 }
 
 // Resolve returns the URI through which the first Ingress rule routing to svc's UI port

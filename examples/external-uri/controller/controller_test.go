@@ -114,6 +114,10 @@ func TestContract(t *testing.T) {
 	eventually("withdrawn", "", false)
 	setSelector(`{"sparkui.dev/withdrawn":null,"spark-app-selector":"spark-1"}`)
 	eventually("bound again", "https://spark.example.com/wordcount", true)
+	setSelector(`{"spark-app-selector":null,"spark-role":null,"sparkui.dev/history-redirector":"true"}`)
+	eventually("handed off to the History Server", "", false)
+	setSelector(`{"sparkui.dev/history-redirector":null,"spark-app-selector":"spark-1"}`)
+	eventually("bound after the hand-off", "https://spark.example.com/wordcount", true)
 	if err := c.Client.NetworkingV1().Ingresses(ns).Delete(ctx, "spark-ui", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,16 @@
 //   - GET /api/v1/applications/<id>/environment: sparkProperties, with values redacted by
 //     spark.redaction.regex when the key or the value matches (util/Utils.scala redact,
 //     REDACTION_REPLACEMENT_TEXT), and spark.kubernetes.driver.pod.name only when it is set;
+//   - spark.ui.proxyBase (and spark.ui.proxyRedirectUri) change only the links and
+//     redirects Spark writes, never where it serves: every handler, the REST API included, is
+//     attached at its root path (ui/SparkUI.scala initialize, ApiRootResource's "/api";
+//     JettyUtils.createServletHandler prefixes only a History Server's basePath). Links are
+//     prefixed with UIUtils.uiRoot: spark.ui.proxyBase, else $APPLICATION_WEB_PROXY_BASE (YARN's,
+//     not modelled), else the request's X-Forwarded-Context header (ui/UIUtils.scala). "/" redirects to "/jobs/" resolved
+//     against the request URL (JettyUtils.createRedirectHandler), and Jetty redirects a
+//     context root without its slash ("/jobs") to "/jobs/"; with spark.ui.proxyRedirectUri
+//     the ProxyRedirectHandler rewrites every redirect to <proxyRedirectUri><uiRoot><path>
+//     (JettyUtils.scala, Spark 4.0);
 //   - filters of spark.ui.filters: ui/JWSFilter.scala (403 without a valid bearer token),
 //     a SPNEGO filter (401 with WWW-Authenticate: Negotiate), a single-sign-on filter (302 to
 //     its login page).
@@ -99,6 +109,8 @@ type Options struct {
 	Filter         Filter
 	Token          string    // the bearer token JWS accepts
 	Header         [2]string // the header (name, value) SPNEGO and SSO accept
+	// ProxyBase is spark.ui.proxyBase ("" = not set); ProxyRedirectURI spark.ui.proxyRedirectUri.
+	ProxyBase, ProxyRedirectURI string
 }
 
 // Server is a running stand-in UI.
@@ -255,8 +267,58 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown resource", http.StatusNotFound)
 		return
 	}
+	switch r.URL.Path {
+	case "/": // SparkUI.initialize: createRedirectHandler("/", "/jobs/")
+		s.redirect(w, r, "/jobs/")
+		return
+	case "/jobs", "/stages", "/storage", "/environment", "/executors", "/static":
+		// Jetty's redirect of a context root without its trailing slash.
+		s.redirect(w, r, r.URL.Path+"/")
+		return
+	}
+	if !uiPage(r.URL.Path) {
+		// No context serves it (a path under the proxy base among them): Jetty's 404.
+		w.Header().Set("Content-Type", "text/html;charset=iso-8859-1")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(jetty404))
+		return
+	}
+	root := s.uiRoot(r)
 	w.Header().Set("Content-Type", "text/html;charset=utf-8")
-	_, _ = w.Write([]byte("<html><body>Spark Jobs</body></html>"))
+	_, _ = w.Write([]byte(`<!DOCTYPE html><html><head><link rel="stylesheet" href="` + root + `/static/webui.css" type="text/css"/></head>` +
+		`<body><a href="` + root + `/jobs/">Jobs</a> <a href="` + root + `/stages/">Stages</a> Spark Jobs</body></html>`))
+}
+
+// uiPage: the UI's tabs and static files, under the contexts SparkUI attaches at the root.
+func uiPage(path string) bool {
+	for _, p := range []string{"/jobs/", "/stages/", "/storage/", "/environment/", "/executors/", "/static/"} {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// uiRoot is UIUtils.uiRoot: spark.ui.proxyBase, else X-Forwarded-Context, else "".
+func (s *Server) uiRoot(r *http.Request) string {
+	if s.opts.ProxyBase != "" {
+		return s.opts.ProxyBase
+	}
+	return r.Header.Get("X-Forwarded-Context")
+}
+
+// redirect is Jetty's sendRedirect of path resolved against the request URL, or, with
+// spark.ui.proxyRedirectUri, ProxyRedirectHandler's <proxyRedirectUri><uiRoot><path>.
+func (s *Server) redirect(w http.ResponseWriter, r *http.Request, path string) {
+	loc := "http://" + r.Host + path
+	if r.TLS != nil {
+		loc = "https://" + r.Host + path
+	}
+	if s.opts.ProxyRedirectURI != "" {
+		loc = strings.TrimSuffix(s.opts.ProxyRedirectURI, "/") + s.uiRoot(r) + path
+	}
+	w.Header().Set("Location", loc)
+	w.WriteHeader(http.StatusFound)
 }
 
 // filter answers like the configured filter; false when it refused the request.

@@ -1,0 +1,96 @@
+package app
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+// The route objects sparkui writes for an application (docs/routes.md), by apiVersion and
+// kind: each application has at most one of each, named like its UI Service and labelled
+// like everything sparkui adds.
+const (
+	GatewayAPIVersion   = "gateway.networking.k8s.io/v1"
+	IngressAPIVersion   = "networking.k8s.io/v1"
+	OpenShiftAPIVersion = "route.openshift.io/v1"
+)
+
+// RouteObjectKinds are the route objects' kinds with their apiVersions.
+var RouteObjectKinds = map[string]string{
+	"HTTPRoute": GatewayAPIVersion,
+	"GRPCRoute": GatewayAPIVersion,
+	"Ingress":   IngressAPIVersion,
+	"Route":     OpenShiftAPIVersion,
+}
+
+func isRouteObject(av, kind string) bool {
+	want, ok := RouteObjectKinds[kind]
+	return ok && want == av
+}
+
+// attachRoutes claims the route objects sparkui wrote for a before, by kind.
+func (ix *index) attachRoutes(a *App) {
+	id := identityKey(a.IdentityKey, a.IdentityValue)
+	for kind := range RouteObjectKinds {
+		if rn := ix.claim(ix.ourRoutes[kindKey{kind, a.Namespace, id}]); rn != nil {
+			if a.Routes == nil {
+				a.Routes = map[string]*yaml.RNode{}
+			}
+			a.Routes[kind] = rn
+		}
+	}
+}
+
+// indexRoute records a route object of the input: every Ingress for the rules about
+// operators' Ingresses, and sparkui's own routes by identity.
+func (ix *index) indexRoute(it *yaml.RNode, kind, ns string) {
+	if kind == "Ingress" {
+		ix.model.Ingresses = append(ix.model.Ingresses, it)
+	}
+	l := Labels(it)
+	if l[names.LabelManagedBy] != names.ManagedByValue {
+		_, name := Meta(it)
+		if ix.model.ForeignRoutes == nil {
+			ix.model.ForeignRoutes = map[string]*yaml.RNode{}
+		}
+		ix.model.ForeignRoutes[kind+"/"+ns+"/"+name] = it
+		return
+	}
+	for _, id := range identities(l) {
+		k := kindKey{kind, ns, id}
+		ix.ourRoutes[k] = append(ix.ourRoutes[k], it)
+	}
+}
+
+// ConfWritable reports whether sparkui can write a's Spark conf: an operator's sparkConf,
+// or a spark-submit Pod's driver ConfigMap in the input. A workload's conf (args, a mounted
+// spark-defaults.conf, the functionConfig's sparkConf) is not written (SUI049 says what to
+// add).
+func (a *App) ConfWritable() bool {
+	return (a.Carrier != nil && a.Carrier.ConfPath != "") || (a.ConfigMap != nil && a.ConfError == nil && a.ConfSource == FromConfigMap)
+}
+
+// BasePath is the path of the part of the carrier that holds the driver: a
+// SparkApplicationSpec ("spec", or "spec.template" in a ScheduledSparkApplication), a
+// workload's pod template; nil for a Pod.
+func (c *Carrier) BasePath() []string { return c.base }
+
+// RoutePrefix is the route prefix sparkui recorded on a's UI Service
+// (names.AnnotationRoutePrefix), and whether there is one.
+func (a *App) RoutePrefix() (string, bool) {
+	if a.UIService == nil {
+		return "", false
+	}
+	v := yamlx.Get(a.UIService.YNode(), "metadata", "annotations", names.AnnotationRoutePrefix)
+	if v == nil || v.Kind != yaml.ScalarNode {
+		return "", false
+	}
+	return v.Value, true
+}
+
+// ForeignRoute is the route object of the input, not sparkui's, of this kind, namespace and
+// name; nil when none.
+func (m *Model) ForeignRoute(kind, ns, name string) *yaml.RNode {
+	return m.ForeignRoutes[kind+"/"+ns+"/"+name]
+}

@@ -1,0 +1,84 @@
+package app
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/sparkconf"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+// kubeflow's SparkConnect (github.com/kubeflow/spark-operator, api/v1alpha1/sparkconnect_types.go,
+// added in v2.3.0; read at 38082f33 as kubeflow.go). Its controller
+// (internal/controller/sparkconnect/reconciler.go mutateServerPod, options.go
+// buildStartConnectServerArgs) creates one Pod <name>-server: labels, annotations and spec
+// copied from spec.server.template, a container named spark-kubernetes-driver added when the
+// template has none, and in the server container (that one, else the first) its command and
+// args replaced by start-connect-server.sh, its whole lifecycle replaced by the operator's
+// preStop hook, env and one volumeMount appended. The driver runs in that Pod in client mode.
+
+const (
+	connectAPIVersion = "sparkoperator.k8s.io/v1alpha1"
+	// connectRole is the spark-role the operator puts on the server Pod over the template's
+	// (util.go GetServerSelectorLabels, common.SparkRoleConnectServer).
+	connectRole = "connect-server"
+)
+
+// connectConf is what the operator passes to start-connect-server.sh after spec.sparkConf
+// (options.go driverConfOption comes after sparkConfOption, and spark-submit keeps the last
+// --conf of a key): the driver's RPC and block-manager ports, which the runtime must never
+// probe, and the server Pod's name (sparkConfOption also drops a user's
+// spark.kubernetes.driver.pod.name).
+func connectConf(name string) map[string]string {
+	return map[string]string{
+		sparkconf.KeyDriverPort:             "7078",
+		sparkconf.KeyDriverBlockManagerPort: "7079",
+		KeyDriverPodName:                    name + "-server",
+	}
+}
+
+// connectServices is the server Service the controller creates (createOrUpdateServerService,
+// util.go GetServerServiceName): spec.server.service's name when spec.server.service is
+// set, else <name>-server. Read leniently: detection reports a bad shape.
+func connectServices(obj *yaml.RNode, name string) map[string]string {
+	svc := name + "-server"
+	if s := yamlx.Get(obj.YNode(), "spec", "server", "service"); !yamlx.IsNull(s) {
+		svc = yamlx.GetStr(s, "metadata", "name")
+	}
+	if svc == "" {
+		return nil
+	}
+	return map[string]string{svc: "the kubeflow spark-operator's server Service of SparkConnect " + name +
+		" (<name>-server, or spec.server.service.metadata.name)"}
+}
+
+// detectSparkConnect reads a SparkConnect. The ServiceAccount is the template's
+// serviceAccountName: the CRD has no field of its own for it, and in client mode Spark's
+// spark.kubernetes.authenticate.driver.serviceAccountName creates no Pod.
+func (c *Carrier) detectSparkConnect() error {
+	var err error
+	if c.Conf, err = c.readStringMap("spec", "sparkConf"); err != nil {
+		return err
+	}
+	c.ConfPath = "spec.sparkConf"
+	for k, v := range connectConf(c.Name) {
+		c.Conf[k] = v
+	}
+	// start-connect-server.sh runs spark-submit without --deploy-mode: client, the only mode a
+	// Connect server accepts (SparkSubmit refuses cluster mode for it).
+	c.DeployMode = "client"
+	c.Conf[sparkconf.KeyDeployMode] = c.DeployMode
+	c.readIPFamilies()
+	c.MainClass = ConnectServerClass
+	c.DriverPodName = c.Name + "-server"
+	if c.SparkVersion, err = c.readScalar("spec", "sparkVersion"); err != nil {
+		return err
+	}
+	if _, _, err = c.walk(false, "spec", "server", "service", "metadata"); err != nil {
+		return err
+	}
+	if _, err = c.readScalar("spec", "server", "service", "metadata", "name"); err != nil {
+		return err
+	}
+	c.ServiceAccount, c.ServiceAccountPath, c.HostNetwork, err = c.readPodSpecFacts()
+	return err
+}

@@ -1,0 +1,450 @@
+package transform
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/fieldpath"
+	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sparkconf"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+// RouteKind is the route object the functionConfig asks for (spec.route.kind).
+type RouteKind string
+
+const (
+	RouteNone      RouteKind = "none"
+	RouteHTTPRoute RouteKind = "HTTPRoute"
+	RouteIngress   RouteKind = "Ingress"
+	RouteOpenShift RouteKind = "Route"
+)
+
+// RouteOptions is the functionConfig's spec.route.
+type RouteOptions struct {
+	Kind RouteKind
+	// Hostname and PathPrefix are templates: {namespace} and {name} (the carrier object's
+	// name) are expanded per application.
+	Hostname, PathPrefix string
+	ParentRefs           []ParentRef
+	IngressClassName     string
+	TLSSecret            string
+	GRPC                 bool
+	// GRPCHostname is the GRPCRoute's hostname (a template too).
+	GRPCHostname string
+}
+
+// ParentRef is a Gateway an HTTPRoute or GRPCRoute attaches to.
+type ParentRef struct{ Name, Namespace, SectionName string }
+
+// Spark properties the route sets (docs/routes.md has what Spark does with them).
+const (
+	KeyProxyBase        = sparkconf.KeyProxyBase
+	KeyProxyRedirectURI = sparkconf.KeyProxyRedirectURI
+	// AnnotationRewriteTarget is the OpenShift router's own prefix rewrite: part of the
+	// Route API of the platform (its only way to strip a path), not a third-party controller's.
+	AnnotationRewriteTarget = "haproxy.router.openshift.io/rewrite-target"
+	// DefaultConnectPort is spark.connect.grpc.binding.port's default
+	// (connector/connect/server's Connect.scala CONNECT_GRPC_BINDING_PORT).
+	DefaultConnectPort = 15002
+)
+
+var placeholders = strings.NewReplacer("{namespace}", "x", "{name}", "x")
+
+// CheckPathPrefix says what is wrong with a pathPrefix template, "" when nothing. The rules
+// are the Gateway API's for a PathPrefix match value (HTTPPathMatch in
+// sigs.k8s.io/gateway-api apis/v1/httproute_types.go), which the other kinds also accept,
+// plus: no trailing slash, since Spark's links are uiRoot + "/static/…" (UIUtils.prependBaseUri)
+// and would begin with "//".
+func CheckPathPrefix(p string) string {
+	if !strings.HasPrefix(p, "/") {
+		return "is not an absolute path (it must start with /)"
+	}
+	x, msg := TemplateSample(p)
+	if msg != "" || x == "/" {
+		return msg
+	}
+	if strings.HasSuffix(x, "/") {
+		return "ends with /: Spark's links would start with // (write it without the trailing slash)"
+	}
+	for _, seg := range strings.Split(x[1:], "/") {
+		switch seg {
+		case "":
+			return "has an empty path segment (//)"
+		case ".", "..":
+			return "has a " + seg + " segment"
+		}
+	}
+	for i := 0; i < len(x); i++ {
+		c := x[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("/-._~!$&'()*+,;=:@", c) >= 0 {
+			continue
+		}
+		return fmt.Sprintf("has the character %q, which a path prefix match does not accept", c)
+	}
+	return ""
+}
+
+// TemplateSample checks the placeholders of a route template and returns it with each
+// replaced by a sample value, for the checks of what it expands to; msg says what is wrong.
+func TemplateSample(tpl string) (sample, msg string) {
+	rest := tpl
+	for {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return "", "has an unclosed {"
+		}
+		if ph := rest[i : i+j+1]; ph != "{namespace}" && ph != "{name}" {
+			return "", "has the placeholder " + ph + ": only {namespace} and {name} are known"
+		}
+		rest = rest[i+j+1:]
+	}
+	x := placeholders.Replace(tpl)
+	if strings.ContainsAny(x, "{}") {
+		return "", "has a } without {"
+	}
+	return x, ""
+}
+
+// expand fills the placeholders of a route template for a.
+func expand(tpl string, a *app.App) string {
+	name := ""
+	if a.Carrier != nil {
+		name = a.Carrier.Name
+	}
+	return strings.NewReplacer("{namespace}", a.Namespace, "{name}", name).Replace(tpl)
+}
+
+// routeFacts is the route of one application, templates expanded.
+type routeFacts struct {
+	host, prefix, grpcHost string
+	// tls: TLS terminates before Spark and sparkui knows it (an Ingress or Route with a
+	// certificate Secret).
+	tls bool
+}
+
+func (o RouteOptions) enabled() bool { return o.Kind != "" && o.Kind != RouteNone }
+
+// resolveRoute expands the templates for a and checks the result, which only now is known
+// (a {namespace} of an object without one, a {name} that is no DNS label part).
+func resolveRoute(a *app.App, o RouteOptions) (routeFacts, string) {
+	f := routeFacts{host: expand(o.Hostname, a), prefix: expand(o.PathPrefix, a), grpcHost: expand(o.GRPCHostname, a), tls: o.TLSSecret != ""}
+	uses := func(ph string) bool {
+		return strings.Contains(o.Hostname, ph) || strings.Contains(o.PathPrefix, ph) || strings.Contains(o.GRPCHostname, ph)
+	}
+	if uses("{namespace}") && a.Namespace == "" {
+		return f, "the route uses {namespace} but the object has no metadata.namespace: set it (e.g. kustomize's namespace:) so the route's URL is known at build time"
+	}
+	for _, h := range []string{f.host, f.grpcHost} {
+		if errs := validation.IsDNS1123Subdomain(h); h != "" && len(errs) > 0 {
+			return f, fmt.Sprintf("the route's hostname %q is not a DNS name: %s", h, strings.Join(errs, "; "))
+		}
+	}
+	if msg := CheckPathPrefix(f.prefix); msg != "" {
+		return f, fmt.Sprintf("the route's path prefix %q %s", f.prefix, msg)
+	}
+	return f, ""
+}
+
+// wantProxyConf is what the route needs in Spark's conf, "" meaning absent. Spark serves its
+// UI at the root whatever spark.ui.proxyBase says: JettyUtils.createServletHandler mounts
+// each page at basePath + path, with basePath "" for a live application, and proxyBase only
+// prefixes the links and redirects it writes (UIUtils.uiRoot, read from the system property
+// that SparkSubmit's JavaMainApplication copies from the conf). So the route strips the
+// prefix and proxyBase puts it back in the links. Spark's redirects (/ → /jobs/, Jetty's
+// trailing-slash ones) carry the prefix only through ProxyRedirectHandler, which JettyUtils
+// installs when spark.ui.proxyRedirectUri is set: Location = proxyRedirectUri + uiRoot +
+// path. "/" makes that a path on whatever host and scheme Spark saw (what the kubeflow
+// operator sets for its own prefixed Ingress); https://<host> where TLS ends before Spark,
+// which otherwise would send the browser to http://.
+func wantProxyConf(f routeFacts, cur map[string]string) (proxyBase, redirect string) {
+	if f.prefix != "/" {
+		proxyBase = f.prefix
+	}
+	if proxyBase == "" && !f.tls {
+		// At the root without TLS Spark's own redirects are right: whatever is set stays.
+		return proxyBase, cur[KeyProxyRedirectURI]
+	}
+	switch c := cur[KeyProxyRedirectURI]; {
+	case c != "" && f.host != "" && (c == "https://"+f.host || c == "http://"+f.host) && !(f.tls && c == "http://"+f.host):
+		// A choice of scheme for this host is the user's to make (https://<host> behind an
+		// HTTPS Gateway listener, which sparkui cannot see); another host is stale.
+		redirect = c
+	case f.tls && f.host != "":
+		redirect = "https://" + f.host
+	case proxyBase != "":
+		redirect = "/"
+	}
+	return proxyBase, redirect
+}
+
+// setRouteConf writes the proxy settings into a's conf where sparkui can.
+func setRouteConf(a *app.App, f routeFacts) {
+	if !a.ConfWritable() {
+		return
+	}
+	base, redirect := wantProxyConf(f, a.Props)
+	set := map[string]string{KeyProxyBase: base, KeyProxyRedirectURI: redirect}
+	if a.Carrier != nil && a.Carrier.ConfPath != "" {
+		conf := a.Carrier.Object.YNode()
+		for _, seg := range fieldpath.Parse(a.Carrier.ConfPath) {
+			conf = yamlx.Ensure(conf, seg.Key)
+		}
+		for _, k := range []string{KeyProxyBase, KeyProxyRedirectURI} {
+			if set[k] == "" {
+				yamlx.Delete(conf, k)
+				delete(a.Carrier.Conf, k)
+				continue
+			}
+			yamlx.SetIfChanged(conf, k, yamlx.NewStr(set[k]))
+			a.Carrier.Conf[k] = set[k]
+		}
+		return
+	}
+	data := yamlx.Get(a.ConfigMap.YNode(), "data")
+	text := yamlx.Str(yamlx.Get(data, names.SparkPropertiesKey))
+	changed := false
+	for _, k := range []string{KeyProxyBase, KeyProxyRedirectURI} {
+		var c bool
+		text, c = sparkconf.Set(text, k, set[k])
+		changed = changed || c
+	}
+	if changed {
+		yamlx.Set(data, names.SparkPropertiesKey, yamlx.NewStr(text))
+		if p, err := sparkconf.Parse(text); err == nil {
+			a.Props = p
+		}
+	}
+}
+
+// connectPort is the port Spark Connect's gRPC server binds.
+func connectPort(a *app.App) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(a.Props[sparkconf.KeyConnectPort])); err == nil && n > 0 && n < 65536 {
+		return n
+	}
+	return DefaultConnectPort
+}
+
+func parentRefs(o RouteOptions) *yaml.Node {
+	s := yamlx.NewSeq()
+	for _, p := range o.ParentRefs {
+		m := yamlx.NewMap("group", "gateway.networking.k8s.io", "kind", "Gateway", "name", p.Name)
+		if p.Namespace != "" {
+			yamlx.Set(m, "namespace", yamlx.NewStr(p.Namespace))
+		}
+		if p.SectionName != "" {
+			yamlx.Set(m, "sectionName", yamlx.NewStr(p.SectionName))
+		}
+		s.Content = append(s.Content, m)
+	}
+	return s
+}
+
+// httpRouteSpec matches the prefix, strips it (Spark serves at the root) and tells Spark the
+// prefix in X-Forwarded-Context, which UIUtils.uiRoot uses when spark.ui.proxyBase is not a
+// system property (a conf sparkui could not write, a PySpark session's builder conf). URLRewrite
+// is an Extended filter of the Gateway API, RequestHeaderModifier a Core one.
+func httpRouteSpec(a *app.App, o RouteOptions, f routeFacts, port int) *yaml.Node {
+	spec := yamlx.NewMap("parentRefs", parentRefs(o))
+	if f.host != "" {
+		yamlx.Set(spec, "hostnames", yamlx.NewSeq(f.host))
+	}
+	rule := yamlx.NewMap("matches", yamlx.NewSeq(yamlx.NewMap("path", yamlx.NewMap("type", "PathPrefix", "value", f.prefix))))
+	if f.prefix != "/" {
+		yamlx.Set(rule, "filters", yamlx.NewSeq(
+			yamlx.NewMap("type", "URLRewrite", "urlRewrite", yamlx.NewMap("path", yamlx.NewMap("type", "ReplacePrefixMatch", "replacePrefixMatch", "/"))),
+			yamlx.NewMap("type", "RequestHeaderModifier", "requestHeaderModifier", yamlx.NewMap("set", yamlx.NewSeq(yamlx.NewMap("name", names.HeaderForwardedContext, "value", f.prefix)))),
+		))
+	}
+	yamlx.Set(rule, "backendRefs", yamlx.NewSeq(yamlx.NewMap("group", "", "kind", "Service", "name", a.UIServiceName, "port", port)))
+	yamlx.Set(spec, "rules", yamlx.NewSeq(rule))
+	return spec
+}
+
+// grpcRouteSpec sends every gRPC call of its own host to the UI Service's spark-connect
+// port: Spark Connect's services are all under one server, so no method match is needed.
+func grpcRouteSpec(a *app.App, o RouteOptions, f routeFacts) *yaml.Node {
+	spec := yamlx.NewMap("parentRefs", parentRefs(o), "hostnames", yamlx.NewSeq(f.grpcHost))
+	rule := yamlx.NewMap("backendRefs", yamlx.NewSeq(yamlx.NewMap("group", "", "kind", "Service", "name", a.UIServiceName, "port", DefaultConnectPort)))
+	yamlx.Set(spec, "rules", yamlx.NewSeq(rule))
+	return spec
+}
+
+// ingressSpec is controller-neutral: spec.ingressClassName, no annotation; its only prefix
+// is "/" (config check), which every implementation serves the same way.
+func ingressSpec(a *app.App, o RouteOptions, f routeFacts, port int) *yaml.Node {
+	spec := yamlx.NewMap()
+	if o.IngressClassName != "" {
+		yamlx.Set(spec, "ingressClassName", yamlx.NewStr(o.IngressClassName))
+	}
+	if o.TLSSecret != "" {
+		yamlx.Set(spec, "tls", yamlx.NewSeq(yamlx.NewMap("hosts", yamlx.NewSeq(f.host), "secretName", o.TLSSecret)))
+	}
+	backend := yamlx.NewMap("service", yamlx.NewMap("name", a.UIServiceName, "port", yamlx.NewMap("number", port)))
+	path := yamlx.NewMap("path", f.prefix, "pathType", "Prefix", "backend", backend)
+	yamlx.Set(spec, "rules", yamlx.NewSeq(yamlx.NewMap("host", f.host, "http", yamlx.NewMap("paths", yamlx.NewSeq(path)))))
+	return spec
+}
+
+// openShiftRouteSpec targets the UI Service's port by name: a Route's port.targetPort names
+// an endpoint port, and the number behind the name is whatever the runtime bound. The
+// prefix is stripped by the router's rewrite-target annotation (routeAnnotations) and sent
+// in X-Forwarded-Context through spec.httpHeaders (route.openshift.io/v1 RouteHTTPHeaders).
+// TLS is edge-terminated with the certificate of a Secret (spec.tls.externalCertificate).
+func openShiftRouteSpec(a *app.App, o RouteOptions, f routeFacts, portName string) *yaml.Node {
+	spec := yamlx.NewMap("host", f.host)
+	if f.prefix != "/" {
+		yamlx.Set(spec, "path", yamlx.NewStr(f.prefix))
+	}
+	yamlx.Set(spec, "to", yamlx.NewMap("kind", "Service", "name", a.UIServiceName, "weight", 100))
+	yamlx.Set(spec, "port", yamlx.NewMap("targetPort", portName))
+	if o.TLSSecret != "" {
+		yamlx.Set(spec, "tls", yamlx.NewMap("termination", "edge", "insecureEdgeTerminationPolicy", "Redirect",
+			"externalCertificate", yamlx.NewMap("name", o.TLSSecret)))
+	}
+	if f.prefix != "/" {
+		set := yamlx.NewMap("name", names.HeaderForwardedContext, "action", yamlx.NewMap("type", "Set", "set", yamlx.NewMap("value", f.prefix)))
+		yamlx.Set(spec, "httpHeaders", yamlx.NewMap("actions", yamlx.NewMap("request", yamlx.NewSeq(set))))
+	}
+	return spec
+}
+
+// wantRoutes are the route objects a needs, by kind, each as its spec (and, for an OpenShift
+// Route, the rewrite annotation's value, "" for none).
+type wantRoute struct {
+	kind, rewrite string
+	spec          *yaml.Node
+}
+
+func wantRoutes(a *app.App, o Options, f routeFacts) []wantRoute {
+	port := FrontPort(a, o)
+	switch o.Route.Kind {
+	case RouteHTTPRoute:
+		out := []wantRoute{{kind: "HTTPRoute", spec: httpRouteSpec(a, o.Route, f, port)}}
+		if o.Route.GRPC {
+			out = append(out, wantRoute{kind: "GRPCRoute", spec: grpcRouteSpec(a, o.Route, f)})
+		}
+		return out
+	case RouteIngress:
+		return []wantRoute{{kind: "Ingress", spec: ingressSpec(a, o.Route, f, port)}}
+	case RouteOpenShift:
+		rw := ""
+		if f.prefix != "/" {
+			rw = "/"
+		}
+		return []wantRoute{{kind: "Route", rewrite: rw, spec: openShiftRouteSpec(a, o.Route, f, uiPortName(a))}}
+	}
+	return nil
+}
+
+func uiPortName(a *app.App) string {
+	if a.Settings.TLS {
+		return "https"
+	}
+	return "spark-ui"
+}
+
+// ApplyRoute writes a's route: the route objects (new ones returned, existing ones brought
+// back to what is wanted in place, keeping their other labels and annotations), those of
+// another kind sparkui wrote before (returned for removal), the route annotations and
+// spark-connect port of the UI Service, and the proxy settings of the conf.
+func ApplyRoute(m *app.Model, a *app.App, o Options) (added, removed []*yaml.RNode, note *Note) {
+	if !o.Route.enabled() {
+		return nil, nil, nil
+	}
+	f, problem := resolveRoute(a, o.Route)
+	if problem != "" {
+		return nil, nil, &Note{App: a, Object: a.Pod, Rule: "SUI049", Error: true, Msg: problem + "; sparkui writes no route for it"}
+	}
+	wants := wantRoutes(a, o, f)
+	for _, w := range wants {
+		if other := m.ForeignRoute(w.kind, a.Namespace, a.UIServiceName); other != nil && a.Routes[w.kind] == nil {
+			return nil, nil, &Note{App: a, Object: other, Rule: "SUI049", Error: true, Field: "metadata.name",
+				Msg: "the input already has " + w.kind + " " + nsSlash(a.Namespace, a.UIServiceName) + ", which is not sparkui's: applied, one would replace the other; rename it, or label it app.kubernetes.io/managed-by: sparkui and " +
+					a.IdentityKey + ": " + a.IdentityValue + " to let sparkui manage it; sparkui writes no route for this application"}
+		}
+	}
+	want := map[string]bool{}
+	for _, w := range wants {
+		want[w.kind] = true
+		rn := a.Routes[w.kind]
+		if rn == nil {
+			md := ownMeta(a, a.UIServiceName)
+			if w.rewrite != "" {
+				yamlx.Set(md, "annotations", yamlx.NewMap(AnnotationRewriteTarget, w.rewrite))
+			}
+			rn = object(app.RouteObjectKinds[w.kind], w.kind, md, "spec", w.spec)
+			if a.Routes == nil {
+				a.Routes = map[string]*yaml.RNode{}
+			}
+			a.Routes[w.kind] = rn
+			added = append(added, rn)
+			continue
+		}
+		ensureOwnMeta(rn, a, a.UIServiceName)
+		yamlx.SetIfChanged(rn.YNode(), "apiVersion", yamlx.NewStr(app.RouteObjectKinds[w.kind]))
+		md := yamlx.Get(rn.YNode(), "metadata")
+		if w.rewrite != "" {
+			yamlx.SetIfChanged(yamlx.Ensure(md, "annotations"), AnnotationRewriteTarget, yamlx.NewStr(w.rewrite))
+		} else if ann := yamlx.Get(md, "annotations"); ann != nil {
+			yamlx.Delete(ann, AnnotationRewriteTarget)
+			if len(ann.Content) == 0 {
+				yamlx.Delete(md, "annotations")
+			}
+		}
+		yamlx.SetIfChanged(rn.YNode(), "spec", w.spec)
+	}
+	for _, kind := range []string{"HTTPRoute", "GRPCRoute", "Ingress", "Route"} {
+		if rn := a.Routes[kind]; rn != nil && !want[kind] {
+			removed = append(removed, rn)
+			delete(a.Routes, kind)
+		}
+	}
+	annotateUIService(a, f)
+	setConnectPort(a, o.Route.GRPC)
+	setRouteConf(a, f)
+	return added, removed, nil
+}
+
+// annotateUIService writes the route's build-time facts on the UI Service.
+func annotateUIService(a *app.App, f routeFacts) {
+	ann := yamlx.Ensure(yamlx.Get(a.UIService.YNode(), "metadata"), "annotations")
+	if f.host != "" {
+		yamlx.SetIfChanged(ann, names.AnnotationRouteHost, yamlx.NewStr(f.host))
+	} else {
+		yamlx.Delete(ann, names.AnnotationRouteHost)
+	}
+	yamlx.SetIfChanged(ann, names.AnnotationRoutePrefix, yamlx.NewStr(f.prefix))
+}
+
+// setConnectPort adds (or removes) the UI Service's second port, spark-connect, after the UI
+// port: the runtime's bind and withdrawal patch /spec/ports/0 only (runtime/binder), so a
+// second port is not theirs. Its targetPort is declared: Spark Connect's port does not move
+// by default (spark.connect.grpc.port.maxRetries is 0, "fail fast in case of port
+// conflicts", connect/server's config/Connect.scala), and the port routes only while the
+// runtime's selector is in place.
+func setConnectPort(a *app.App, on bool) {
+	spec := yamlx.Ensure(a.UIService.YNode(), "spec")
+	ports := yamlx.Get(spec, "ports")
+	items := yamlx.Items(ports)
+	if len(items) == 0 {
+		return
+	}
+	ports.Content = ports.Content[:1]
+	if on {
+		want := yamlx.NewMap("name", names.ConnectPortName, "protocol", "TCP", "port", DefaultConnectPort, "targetPort", connectPort(a))
+		if len(items) > 1 && yamlx.Equal(items[1], want) {
+			want = items[1]
+		}
+		ports.Content = append(ports.Content, want)
+	}
+}

@@ -1,0 +1,94 @@
+package validate
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/fieldpath"
+	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/yamlx"
+)
+
+// SUI046: a kubeflow operator Ingress aimed at a declared port.
+var SUI046 = Rule{
+	ID:       "SUI046",
+	Severity: framework.Warning,
+	Title:    "a kubeflow spark-operator Ingress reaches the driver through a declared port",
+	Name:     "KubeflowIngressDeclaredPort",
+	Catches: "For a kubeflow SparkApplication or ScheduledSparkApplication: a spec.driverIngressOptions entry whose servicePort is the declared UI port, " +
+		"or an Ingress in the input that sends to the operator's UI Service " + names.KubeflowUIServicePattern + " (what the operator's --ingress-url-format Ingress <app>-ui-ingress does).",
+	Why: "With --ingress-url-format (Helm controller.uiIngress.enable and urlFormat) the operator creates <app>-ui-ingress backed by <app>-ui-svc, whose targetPort is spark.ui.port " +
+		"from spec.sparkConf or 4040 (internal/controller/sparkapplication/web_ui.go, getWebUITargetPort); a driverIngressOptions entry gets a Service targeting its servicePort. " +
+		"Both are fixed at submission: when Spark binds another port (taken port, spark.ui.port=0, TLS) the link reaches nothing or another process. With a path in the URL format the " +
+		"operator also overwrites spark.ui.proxyBase and spark.ui.proxyRedirectUri in the SparkApplication.",
+	Fix: "Point the Ingress's backend at sparkui's UI Service (the name and port the message gives), or let sparkui write the route (spec.route in its functionConfig: an HTTPRoute or a controller-neutral Ingress), " +
+		"and turn the operator's UI Ingress off (drop --ingress-url-format; Helm controller.uiIngress.enable=false) or remove the driverIngressOptions entry.",
+	Failing: `spec:
+  driverIngressOptions:
+  - servicePort: 4040                 # SUI046: the declared UI port
+    ingressURLFormat: "{{$appName}}.spark.example.com"
+`,
+	Passing: `spec:
+  driverIngressOptions:
+  - servicePort: 15002                # Spark Connect: a port that does not move
+`,
+	Check: checkSUI046,
+}
+
+func checkSUI046(ctx *Context) []Finding {
+	var out []Finding
+	for _, a := range ctx.Model.Apps {
+		if a.Carrier == nil || a.Carrier.Kind != app.KindKubeflow {
+			continue
+		}
+		target := sparkuiTarget(a)
+		base := a.Carrier.BasePath()
+		opts := yamlx.Get(a.Pod.YNode(), append(append([]string{}, base...), "driverIngressOptions")...)
+		for i, o := range yamlx.Items(opts) {
+			n, ok := yamlx.Int(yamlx.Get(o, "servicePort"))
+			if !ok || (a.Settings.UIPort != 0 && n != a.Settings.UIPort) {
+				continue
+			}
+			out = append(out, Finding{Object: a.Pod, Field: fieldpath.Key(fieldpath.Index(fieldpath.Key(strings.Join(base, "."), "driverIngressOptions"), i), "servicePort"),
+				Msg: fmt.Sprintf("the operator's driver ingress Service for this entry targets the declared port %d, not the port the UI bound: drop the entry and route to %s instead (sparkui's spec.route writes the route)", n, target)})
+		}
+		if a.Carrier.ObjectKind != "SparkApplication" {
+			continue
+		}
+		opSvc := names.KubeflowUIService(a.Carrier.Name)
+		for _, ing := range ctx.Model.Ingresses {
+			ns, ingName := app.Meta(ing)
+			if ns != a.Namespace {
+				continue
+			}
+			for i, r := range yamlx.Items(yamlx.Get(ing.YNode(), "spec", "rules")) {
+				for j, p := range yamlx.Items(yamlx.Get(r, "http", "paths")) {
+					if yamlx.GetStr(p, "backend", "service", "name") != opSvc {
+						continue
+					}
+					out = append(out, Finding{Object: ing, Field: "spec.rules[" + strconv.Itoa(i) + "].http.paths[" + strconv.Itoa(j) + "].backend.service.name",
+						Msg: "Ingress " + ingName + " sends to the kubeflow operator's " + opSvc + ", which targets the declared spark.ui.port (else 4040), not the port the UI bound: point its backend at " + target +
+							" and turn the operator's UI Ingress off (--ingress-url-format unset, Helm controller.uiIngress.enable=false)"})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// sparkuiTarget names sparkui's UI Service and port for a message.
+func sparkuiTarget(a *app.App) string {
+	port := ""
+	if a.UIService != nil {
+		if ps := yamlx.Items(yamlx.Get(a.UIService.YNode(), "spec", "ports")); len(ps) > 0 {
+			if p, ok := yamlx.Port(yamlx.Get(ps[0], "port")); ok {
+				port = " port " + strconv.Itoa(p)
+			}
+		}
+	}
+	return "sparkui's UI Service " + a.UIServiceName + port
+}
