@@ -257,6 +257,9 @@ type uiOptions struct {
 	AppID, PodName string
 	JWSToken       string
 	ProxyBase      string // spark.ui.proxyBase (a route with a path prefix); "" = none
+	// Server, under hostNetwork only, is a stand-in UI the test already runs (e.g. on every
+	// address, for a proxy to reach it at the Pod's IP); the other fields are then unused.
+	Server *fakespark.Server
 }
 
 // kubeletVolumes does the kubelet's part for the volumes ctr mounts that the runtime reads:
@@ -361,7 +364,11 @@ func startPodRuntime(t *testing.T, c *testcluster.Cluster, pod *corev1.Pod, ui u
 		"KUBECONFIG="+c.KubeconfigFile(t, c.ServiceAccountConfig(t, pod.Namespace, pod.Spec.ServiceAccountName)))
 
 	p := &runtimeProc{done: make(chan struct{})}
-	if pod.Spec.HostNetwork {
+	if pod.Spec.HostNetwork && ui.Server != nil {
+		uiPort = ui.Server.Port
+		p.cmd = exec.Command(runtimeBin, args...)
+		p.cmd.Env = env
+	} else if pod.Spec.HostNetwork {
 		opts := fakespark.Options{AppID: ui.AppID, PodName: ui.PodName, Namespace: pod.Namespace, State: fakespark.Ready, ProxyBase: ui.ProxyBase}
 		if ui.JWSToken != "" {
 			opts.Filter, opts.Token = fakespark.JWS, ui.JWSToken

@@ -121,6 +121,7 @@ type Server struct {
 	state   atomic.Int32
 	mu      sync.Mutex
 	byAgent map[string]int64
+	seen    []Request
 	Port    int
 	Addr    string // host:port it listens on
 	once    sync.Once
@@ -176,6 +177,27 @@ func (s *Server) RequestsFrom(agent string) int64 {
 	return n
 }
 
+// Request is a request as the UI received it: after whatever a proxy in front of it
+// rewrote (path prefix, headers such as X-Forwarded-Context).
+type Request struct {
+	Path   string
+	Header http.Header
+}
+
+// Requests are the requests received so far whose User-Agent contains agent ("" = all), in
+// order.
+func (s *Server) Requests(agent string) []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Request
+	for _, r := range s.seen {
+		if strings.Contains(r.Header.Get("User-Agent"), agent) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Close stops listening (the socket's inode disappears) and waits for requests in flight.
 func (s *Server) Close() { s.once.Do(s.srv.Close) }
 
@@ -193,6 +215,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.byAgent = map[string]int64{}
 	}
 	s.byAgent[r.UserAgent()]++
+	s.seen = append(s.seen, Request{Path: r.URL.Path, Header: r.Header.Clone()})
 	s.mu.Unlock()
 	// Filters run before every handler (JettyUtils adds them to each context), the
 	// starting-up page included.
