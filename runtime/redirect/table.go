@@ -65,7 +65,7 @@ type Result struct {
 	Ambiguous []string
 }
 
-// Lookup finds the entry a request belongs to (issue-15 interfaces): its route-host, when
+// Lookup finds the entry a request belongs to (docs/history.md): its route-host, when
 // set, equals the request's host (port ignored, case-insensitive), and its route-prefix
 // equals the X-Forwarded-Context header (which the route sets when it strips the prefix) or
 // is a path-segment prefix of the request path. The longest prefix wins; at equal length a
