@@ -75,19 +75,41 @@ func kubeflowInput(tb testing.TB, n int) []byte {
 // carrierInput is the input of a benchmark case: spark-submit applications, or kubeflow
 // SparkApplications (carrier=kubeflow).
 func carrierInput(tb testing.TB, carrier string, n int) []byte {
-	if carrier == "kubeflow" {
+	switch carrier {
+	case "kubeflow":
 		return kubeflowInput(tb, n)
+	case "kubeflow-routes":
+		return append(kubeflowInput(tb, n), routesConfig...)
 	}
 	return appsInput(tb, n)
 }
 
+// routesConfig turns every feature of docs/routes.md and docs/history.md on: an HTTPRoute and
+// a GRPCRoute per application under a templated prefix (proxyBase written into each
+// sparkConf), and the History Server hand-off.
+const routesConfig = `functionConfig:
+  apiVersion: sparkui.dev/v1alpha1
+  kind: SparkUIService
+  metadata: {name: sparkui}
+  spec:
+    route:
+      kind: HTTPRoute
+      hostname: spark.example.com
+      pathPrefix: /ui/{namespace}/{name}
+      parentRefs: [{name: gateway, namespace: gateway-system}]
+      grpc: true
+      grpcHostname: connect.example.com
+    historyServer: {url: "https://history.example.com"}
+`
+
 // benchCases are the rows of make bench: spark-submit applications at three sizes (named
 // apps=N, as before carriers existed) and 1,000 kubeflow SparkApplications
-// (apps=1000/carrier=kubeflow).
+// (apps=1000/carrier=kubeflow), also with routes and the History Server hand-off on
+// (carrier=kubeflow-routes).
 var benchCases = []struct {
 	carrier string
 	n       int
-}{{"", 1}, {"", 100}, {"", 1000}, {"kubeflow", 1000}}
+}{{"", 1}, {"", 100}, {"", 1000}, {"kubeflow", 1000}, {"kubeflow-routes", 1000}}
 
 func benchName(carrier string, n int) string {
 	name := fmt.Sprintf("apps=%d", n)
@@ -145,5 +167,18 @@ func TestBenchInputIsValid(t *testing.T) {
 	}
 	if bytes.Contains(out, []byte("severity: error")) || !bytes.Contains(out, []byte("name: pi-estimate-2-sparkui-ui-svc")) {
 		t.Errorf("kubeflow benchmark input: errors, or no UI Service for the last application:\n%s", out)
+	}
+	// With routes: also an HTTPRoute and a GRPCRoute each, and the prefix in each sparkConf.
+	out = runProcessor(t, carrierInput(t, "kubeflow-routes", 3))
+	if n := itemCount(t, out); n != 3*6 {
+		t.Errorf("3 SparkApplications with routes gave %d items, want 18", n)
+	}
+	for _, want := range []string{"kind: HTTPRoute", "kind: GRPCRoute", "spark.ui.proxyBase: /ui/analytics/pi-estimate-2", "SPARKUI_HISTORY_URL"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("kubeflow-routes benchmark output lacks %q:\n%s", want, out)
+		}
+	}
+	if bytes.Contains(out, []byte("severity: error")) {
+		t.Errorf("kubeflow-routes benchmark input produces errors:\n%s", out)
 	}
 }
