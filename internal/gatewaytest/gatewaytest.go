@@ -56,6 +56,7 @@ var (
 	GatewayClasses = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gatewayclasses"}
 	Gateways       = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
 	HTTPRoutes     = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
+	GRPCRoutes     = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "grpcroutes"}
 )
 
 func cacheDir() string {
@@ -258,7 +259,14 @@ type RouteCondition struct{ Type, Status, Reason, Message string }
 // route's current generation; nil when there are none yet.
 func (g *Gateway) RouteConditions(t testing.TB, c *testcluster.Cluster, ns, name string) map[string]RouteCondition {
 	t.Helper()
-	obj, err := get(c, HTTPRoutes, ns, name)
+	return g.routeConditions(t, c, HTTPRoutes, ns, name)
+}
+
+// routeConditions is RouteConditions for a route of resource gvr: HTTPRoute and GRPCRoute
+// share the status shape (RouteStatus).
+func (g *Gateway) routeConditions(t testing.TB, c *testcluster.Cluster, gvr schema.GroupVersionResource, ns, name string) map[string]RouteCondition {
+	t.Helper()
+	obj, err := get(c, gvr, ns, name)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -297,9 +305,20 @@ func (g *Gateway) RouteConditions(t testing.TB, c *testcluster.Cluster, ns, name
 // types with the given "Status/Reason" (e.g. "Accepted": "True/Accepted") and returns them.
 func (g *Gateway) WaitRoute(t testing.TB, c *testcluster.Cluster, ns, name string, want map[string]string) map[string]RouteCondition {
 	t.Helper()
+	return g.waitRoute(t, c, HTTPRoutes, "HTTPRoute", ns, name, want)
+}
+
+// WaitGRPCRoute is WaitRoute for a GRPCRoute.
+func (g *Gateway) WaitGRPCRoute(t testing.TB, c *testcluster.Cluster, ns, name string, want map[string]string) map[string]RouteCondition {
+	t.Helper()
+	return g.waitRoute(t, c, GRPCRoutes, "GRPCRoute", ns, name, want)
+}
+
+func (g *Gateway) waitRoute(t testing.TB, c *testcluster.Cluster, gvr schema.GroupVersionResource, kind, ns, name string, want map[string]string) map[string]RouteCondition {
+	t.Helper()
 	var got map[string]RouteCondition
-	testcluster.WaitFor(t, 60*time.Second, fmt.Sprintf("HTTPRoute %s/%s status %v by Traefik", ns, name, want), func() (bool, string) {
-		got = g.RouteConditions(t, c, ns, name)
+	testcluster.WaitFor(t, 60*time.Second, fmt.Sprintf("%s %s/%s status %v by Traefik", kind, ns, name, want), func() (bool, string) {
+		got = g.routeConditions(t, c, gvr, ns, name)
 		for ty, sr := range want {
 			if rc, ok := got[ty]; !ok || rc.Status+"/"+rc.Reason != sr {
 				return false, fmt.Sprint(got)

@@ -357,6 +357,13 @@ func waitRedirect(t *testing.T, url string) string {
 // waitGet GETs url (redirects not followed, as the test's User-Agent) until ok holds.
 func waitGet(t *testing.T, url, want string, ok func(code int, body string) bool) (string, *http.Response) {
 	t.Helper()
+	return waitGetHost(t, url, "", want, ok)
+}
+
+// waitGetHost is waitGet with the request's Host set to host when not "": a route with
+// hostnames matches on it.
+func waitGetHost(t *testing.T, url, host, want string, ok func(code int, body string) bool) (string, *http.Response) {
+	t.Helper()
 	client := &http.Client{Timeout: 5 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	var body string
@@ -367,6 +374,9 @@ func waitGet(t *testing.T, url, want string, ok func(code int, body string) bool
 			t.Fatal(err)
 		}
 		req.Header.Set("User-Agent", gatewayAgent)
+		if host != "" {
+			req.Host = host
+		}
 		resp, err := client.Do(req)
 		if err != nil {
 			return false, err.Error()
