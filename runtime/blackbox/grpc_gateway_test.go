@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/h2c"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -335,7 +334,10 @@ func startGRPCStandIn(t *testing.T, ip string) *grpcStandIn {
 		t.Fatal(err)
 	}
 	s := &grpcStandIn{port: ln.Addr().(*net.TCPAddr).Port}
-	srv := &http.Server{Handler: h2c.NewHandler(s, &http2.Server{}), ReadHeaderTimeout: 10 * time.Second}
+	// HTTP/2 without TLS, with prior knowledge, as Traefik dials an h2c backend.
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: s, Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return s
