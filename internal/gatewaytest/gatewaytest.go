@@ -59,22 +59,10 @@ var (
 	GRPCRoutes     = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "grpcroutes"}
 )
 
-func cacheDir() string {
-	base := os.Getenv("SPARKUI_CACHE")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil || home == "" {
-			home = os.TempDir()
-		}
-		base = filepath.Join(home, ".cache", "sparkui")
-	}
-	return base
-}
-
 // TraefikBinary is where build-traefik.sh caches the binary:
 // ${SPARKUI_CACHE:-$HOME/.cache/sparkui}/traefik/<TraefikVersion>/traefik.
 func TraefikBinary() string {
-	return filepath.Join(cacheDir(), "traefik", TraefikVersion, "traefik")
+	return filepath.Join(testcluster.CacheDir(), "traefik", TraefikVersion, "traefik")
 }
 
 var crdDir struct {
@@ -158,7 +146,7 @@ func Start(t testing.TB, c *testcluster.Cluster, ns string) *Gateway {
 	if st, err := os.Stat(bin); err != nil || st.Mode()&0o111 == 0 || st.Size() == 0 {
 		t.Fatalf("gatewaytest: Traefik %s missing at %s: run `make traefik` (internal/gatewaytest/build-traefik.sh)", TraefikVersion, bin)
 	}
-	port, err := freePort()
+	port, err := testcluster.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,15 +351,6 @@ next:
 		env = append(env, kv)
 	}
 	return env
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // HostAddress is a non-loopback IPv4 address of this machine, where a process listening on

@@ -179,7 +179,7 @@ func (c *Cluster) startControllerManager(binDir string, controllers []string) er
 	if err := os.WriteFile(kubeconfig, c.Env.KubeConfig, 0o600); err != nil {
 		return fmt.Errorf("testcluster: %w", err)
 	}
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return fmt.Errorf("testcluster: %w", err)
 	}
@@ -247,7 +247,8 @@ func (c *Cluster) startControllerManager(binDir string, controllers []string) er
 	return nil
 }
 
-func freePort() (int, error) {
+// FreePort is a TCP port free on 127.0.0.1 just now, for a component the tests start.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

@@ -71,19 +71,22 @@ const (
 	stopTimeout  = 30 * time.Second
 )
 
-// Dir is the directory holding the control plane binaries (kube-apiserver,
-// kube-controller-manager, etcd): ${SPARKUI_CACHE:-$HOME/.cache/sparkui}/control-plane/<Version>.
-func Dir() string {
-	base := os.Getenv("SPARKUI_CACHE")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil || home == "" {
-			home = os.TempDir()
-		}
-		base = filepath.Join(home, ".cache", "sparkui")
+// CacheDir is where the project's build scripts cache the tools the tests run:
+// ${SPARKUI_CACHE:-$HOME/.cache/sparkui}.
+func CacheDir() string {
+	if base := os.Getenv("SPARKUI_CACHE"); base != "" {
+		return base
 	}
-	return filepath.Join(base, "control-plane", Version)
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		home = os.TempDir()
+	}
+	return filepath.Join(home, ".cache", "sparkui")
 }
+
+// Dir is the directory holding the control plane binaries (kube-apiserver,
+// kube-controller-manager, etcd): CacheDir()/control-plane/<Version>.
+func Dir() string { return filepath.Join(CacheDir(), "control-plane", Version) }
 
 // Options configures a cluster.
 type Options struct {

@@ -16,9 +16,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
@@ -175,18 +172,23 @@ const (
 
 var uriPath = "/metadata/annotations/" + escape(names.AnnotationResolvedExternalURI)
 
+// ops are the operations that take the resolved external URI away as u says.
+func (u URIOps) ops() []op {
+	switch u {
+	case RemoveURI:
+		return []op{{Op: "remove", Path: uriPath}}
+	case ClearURI:
+		return []op{{Op: "add", Path: uriPath, Value: ""}, {Op: "remove", Path: uriPath}}
+	}
+	return nil
+}
+
 // WithdrawPatch sets the selector that matches nothing, with the same guards and only while
 // this Pod holds the binding (holderGuard), and removes the resolved external URI as uri says.
 func (t Target) WithdrawPatch(uri URIOps) []byte {
 	ops := append(t.guards(), t.holderGuard()...)
 	ops = append(ops, op{Op: "add", Path: "/spec/selector", Value: t.WithdrawnSelector()})
-	switch uri {
-	case RemoveURI:
-		ops = append(ops, op{Op: "remove", Path: uriPath})
-	case ClearURI:
-		ops = append(ops, op{Op: "add", Path: uriPath, Value: ""}, op{Op: "remove", Path: uriPath})
-	}
-	return mustJSON(ops)
+	return mustJSON(append(ops, uri.ops()...))
 }
 
 // Handoff is where a withdrawal hands the Service off to: the shared History Server
@@ -221,13 +223,7 @@ func (t Target) HandoffPatch(h Handoff, uri URIOps, haveAnnotations bool) []byte
 		return mustJSON(ops)
 	}
 	ops = append(ops, op{Op: "add", Path: historyURIPath, Value: h.URI})
-	switch uri {
-	case RemoveURI:
-		ops = append(ops, op{Op: "remove", Path: uriPath})
-	case ClearURI:
-		ops = append(ops, op{Op: "add", Path: uriPath, Value: ""}, op{Op: "remove", Path: uriPath})
-	}
-	return mustJSON(ops)
+	return mustJSON(append(ops, uri.ops()...))
 }
 
 // PublishPatch writes the resolved external URI, guarded like the others and by the bound
@@ -264,18 +260,7 @@ type Client struct {
 // NewClient makes a client for core/v1 Services from cfg. It registers no API types: the
 // runtime sends JSON Patches and reads Status errors, nothing else (which keeps it small).
 func NewClient(cfg *rest.Config, t Target) (*Client, error) {
-	c := rest.CopyConfig(cfg)
-	scheme := runtime.NewScheme()
-	gv := schema.GroupVersion{Version: "v1"}
-	metav1.AddToGroupVersion(scheme, gv)
-	c.APIPath = "/api"
-	c.GroupVersion = &gv
-	c.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	c.ContentType = runtime.ContentTypeJSON
-	c.AcceptContentTypes = runtime.ContentTypeJSON
-	if c.UserAgent == "" {
-		c.UserAgent = rest.DefaultKubernetesUserAgent()
-	}
+	c := externaluri.CoreV1Config(cfg)
 	rc, err := rest.RESTClientFor(c)
 	if err != nil {
 		return nil, err

@@ -268,18 +268,7 @@ func runCarrier(t *testing.T, cc carrierCase) {
 			// serviceAccountName: core/v1 conversion of PodSpec.)
 			pod.Spec.ServiceAccountName = "default"
 		}
-		if pc := pod.Spec.PriorityClassName; pc != "" {
-			// The cluster's PriorityClass the template names.
-			_, err := c.Client.SchedulingV1().PriorityClasses().Create(testcluster.Context(t, 10*time.Second),
-				&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: pc}, Value: 100}, metav1.CreateOptions{})
-			if err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatal(err)
-			}
-		}
-		created, err := c.Client.CoreV1().Pods(ns).Create(testcluster.Context(t, 10*time.Second), pod, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatalf("run %d: the driver Pod as built: %v", run, err)
-		}
+		created := createBuiltPod(t, c, ns, pod, run)
 		ip := fmt.Sprintf("10.244.%d.%d", len(ns)%200, 10+run)
 		if created.Spec.HostNetwork {
 			ip = fmt.Sprintf("192.0.2.%d", 100+run)
@@ -846,4 +835,22 @@ func templateHash(t *testing.T, tmpl corev1.PodTemplateSpec) string {
 	h := fnv.New32a()
 	_, _ = h.Write(b)
 	return utilrand.SafeEncodeString(fmt.Sprint(h.Sum32()))
+}
+
+// createBuiltPod creates the driver Pod an operator or controller would build for run, with
+// the cluster's PriorityClass its template names.
+func createBuiltPod(t *testing.T, c *testcluster.Cluster, ns string, pod *corev1.Pod, run int) *corev1.Pod {
+	t.Helper()
+	if pc := pod.Spec.PriorityClassName; pc != "" {
+		_, err := c.Client.SchedulingV1().PriorityClasses().Create(testcluster.Context(t, 10*time.Second),
+			&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: pc}, Value: 100}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	created, err := c.Client.CoreV1().Pods(ns).Create(testcluster.Context(t, 10*time.Second), pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("run %d: the driver Pod as built: %v", run, err)
+	}
+	return created
 }

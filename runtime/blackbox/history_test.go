@@ -13,8 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkui/sparkui/internal/names"
@@ -78,17 +76,7 @@ func TestHistoryHandoffUnderProxyBase(t *testing.T) {
 		pod, ui := build(t, carrier, n)
 		ui.ProxyBase = proxyBase
 		pod.Namespace, pod.Spec.NodeName = ns, node
-		if pc := pod.Spec.PriorityClassName; pc != "" { // the cluster's PriorityClass the template names
-			_, err := c.Client.SchedulingV1().PriorityClasses().Create(testcluster.Context(t, 10*time.Second),
-				&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: pc}, Value: 100}, metav1.CreateOptions{})
-			if err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatal(err)
-			}
-		}
-		created, err := c.Client.CoreV1().Pods(ns).Create(testcluster.Context(t, 10*time.Second), pod, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatalf("run %d: the driver Pod as built: %v", n, err)
-		}
+		created := createBuiltPod(t, c, ns, pod, n)
 		ip := fmt.Sprintf("10.244.%d.%d", len(ns)%200, 10+n)
 		d := driverRun{pod: podReady(t, c, ns, created.Name, ip), ip: ip}
 		d.sel = map[string]string{names.LabelAppSelector: d.pod.Labels[names.LabelAppSelector], labelAppID: app, names.LabelSparkRole: names.RoleDriver}

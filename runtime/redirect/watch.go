@@ -12,9 +12,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
@@ -44,15 +41,7 @@ type Watcher struct {
 
 // NewWatcher follows namespace's Services through the API server of cfg.
 func NewWatcher(cfg *rest.Config, namespace string, log *slog.Logger) (*Watcher, error) {
-	c := rest.CopyConfig(cfg)
-	scheme := runtime.NewScheme()
-	gv := schema.GroupVersion{Version: "v1"}
-	metav1.AddToGroupVersion(scheme, gv)
-	c.APIPath = "/api"
-	c.GroupVersion = &gv
-	c.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	c.ContentType = runtime.ContentTypeJSON
-	c.AcceptContentTypes = runtime.ContentTypeJSON
+	c := externaluri.CoreV1Config(cfg)
 	c.Timeout = 0 // a watch lasts minutes: each request has its own bound instead
 	rc, err := rest.RESTClientFor(c)
 	if err != nil {
