@@ -363,12 +363,12 @@ func ApplyRoute(m *app.Model, a *app.App, o Options) (added, removed []*yaml.RNo
 	}
 	f, problem := resolveRoute(a, o.Route)
 	if problem != "" {
-		return nil, nil, &Note{App: a, Object: a.Pod, Rule: "SUI049", Error: true, Msg: problem + "; sparkui writes no route for it"}
+		return nil, nil, &Note{App: a, Object: a.Pod, Rule: "SUI053", Error: true, Msg: problem + "; sparkui writes no route for it"}
 	}
 	wants := wantRoutes(a, o, f)
 	for _, w := range wants {
 		if other := m.ForeignRoute(w.kind, a.Namespace, a.UIServiceName); other != nil && a.Routes[w.kind] == nil {
-			return nil, nil, &Note{App: a, Object: other, Rule: "SUI049", Error: true, Field: "metadata.name",
+			return nil, nil, &Note{App: a, Object: other, Rule: "SUI053", Error: true, Field: "metadata.name",
 				Msg: "the input already has " + w.kind + " " + nsSlash(a.Namespace, a.UIServiceName) + ", which is not sparkui's: applied, one would replace the other; rename it, or label it app.kubernetes.io/managed-by: sparkui and " +
 					a.IdentityKey + ": " + a.IdentityValue + " to let sparkui manage it; sparkui writes no route for this application"}
 		}

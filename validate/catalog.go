@@ -50,4 +50,5 @@ var Rules = []Rule{
 	SUI050,
 	SUI051,
 	SUI052,
+	SUI053,
 }

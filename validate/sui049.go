@@ -14,9 +14,7 @@ var SUI049 = Rule{
 	Title:    "the route needs spark.ui.proxyBase and spark.ui.proxyRedirectUri in a conf sparkui cannot write",
 	Name:     "RouteConfNotWritable",
 	Catches: "An application with a route prefix other than \"/\" (" + names.AnnotationRoutePrefix + ") whose Spark conf is not in the input as one field sparkui can edit " +
-		"(a workload's --conf arguments or mounted spark-defaults.conf, a driver Pod whose ConfigMap is not in the input) and lacks spark.ui.proxyBase. " +
-		"In transform mode the same id also reports a route sparkui could not write for an application (a {namespace} placeholder on an object without a namespace, " +
-		"an expanded hostname that is no DNS name, a route object of the input that is not sparkui's but has the name sparkui's would have) as an error.",
+		"(a workload's --conf arguments or mounted spark-defaults.conf, a driver Pod whose ConfigMap is not in the input) and lacks spark.ui.proxyBase.",
 	Why: "Without spark.ui.proxyBase Spark writes its links at the root. Through an HTTPRoute they still come out right, since the route sets X-Forwarded-Context, which UIUtils.uiRoot " +
 		"uses when the system property is unset, but Spark's redirects (/ to /jobs/) need spark.ui.proxyRedirectUri, and an OpenShift Route's links need proxyBase.",
 	Fix: "Add --conf spark.ui.proxyBase=<prefix> --conf spark.ui.proxyRedirectUri=/ to the driver's spark-submit (or the mounted spark-defaults.conf, or the session's conf before the SparkContext starts).",
