@@ -13,7 +13,7 @@ FUZZTIME ?= 10s
 REPO ?= ghcr.io/sparkui
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane traefik registry fmt-check vet lint clean image image-tar
+.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane traefik registry crane fmt-check vet lint clean image image-tar
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
@@ -26,7 +26,7 @@ help:
 	@echo "make bench          benchmarks (compare runs with benchstat)"
 	@echo "make bench-start    process start: the built binary on one application vs a no-op kyaml function"
 	@echo "make bench-rss      peak memory: the built binary on 1,000 and 5,000 kubeflow applications vs a no-op kyaml function"
-	@echo "make tools          build the kustomize CLI, the control plane, Traefik and the distribution registry into $(CACHE)"
+	@echo "make tools          build the kustomize CLI, the control plane, Traefik, the distribution registry and crane into $(CACHE)"
 	@echo "make image-tar      both images as multi-platform OCI layout tarballs, no container engine needed (bin/*.oci.tar; docs/images.md)"
 	@echo "make image          both images with docker buildx (needs a Docker engine)"
 
@@ -57,7 +57,18 @@ traefik:
 registry:
 	bash internal/ociimage/build-registry.sh
 
-tools: kustomize control-plane traefik registry
+# crane (go-containerregistry's CLI, the version go.mod requires): the publishing command
+# docs/images.md gives, run by internal/ociimage/imagetest against that registry.
+CRANE_VERSION := v0.22.1
+CRANE := $(CACHE)/bin/crane-$(CRANE_VERSION)
+crane: $(CRANE)
+$(CRANE):
+	mkdir -p $(CACHE)/bin
+	GOBIN=$(CACHE)/bin/.tmp-crane CGO_ENABLED=0 go install github.com/google/go-containerregistry/cmd/crane@$(CRANE_VERSION)
+	mv $(CACHE)/bin/.tmp-crane/crane $(CRANE)
+	rmdir $(CACHE)/bin/.tmp-crane
+
+tools: kustomize control-plane traefik registry crane
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -163,8 +174,8 @@ image-tar:
 	done
 
 image:
-	docker buildx build --build-arg VERSION=$(VERSION) --target fn -t $(REPO)/sparkui-fn:$(VERSION) .
-	docker buildx build --build-arg VERSION=$(VERSION) --target runtime -t $(REPO)/sparkui-runtime:$(VERSION) .
+	docker buildx build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target fn -t $(REPO)/sparkui-fn:$(VERSION) .
+	docker buildx build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target runtime -t $(REPO)/sparkui-runtime:$(VERSION) .
 
 clean:
 	rm -rf bin bench.out bench-validate.out bench-start.out bench-rss.out

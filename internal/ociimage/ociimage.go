@@ -167,11 +167,21 @@ func Index(labels Labels, imgs ...v1.Image) (v1.ImageIndex, error) {
 		if err != nil {
 			return nil, err
 		}
-		adds = append(adds, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{MediaType: mt, Platform: &p}})
+		adds = append(adds, mutate.IndexAddendum{Add: plainImage{img}, Descriptor: v1.Descriptor{MediaType: mt, Platform: &p}})
 	}
 	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex), adds...)
 	return mutate.Annotations(idx, labels.Map()).(v1.ImageIndex), nil
 }
+
+// plainImage is an image whose index descriptor carries no artifactType. go-containerregistry
+// sets a descriptor's artifactType to the config's media type unless the image says otherwise
+// (partial.Descriptor), but OCI meant that field for artifacts, buildx and containerd write none
+// for images, and containers/image 5.23 (skopeo 1.9, Debian 12) drops it when it reads an index:
+// `skopeo copy --all` must then rewrite the index, which changes its digest, and
+// --preserve-digests refuses ("Manifest list must be converted ... but we cannot modify it").
+type plainImage struct{ v1.Image }
+
+func (plainImage) ArtifactType() (string, error) { return "", nil }
 
 // RefAnnotations are the annotations of index.json's descriptor for the image named ref, which
 // must carry a tag.

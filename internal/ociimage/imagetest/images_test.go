@@ -614,64 +614,45 @@ http:
 	}
 }
 
+// CraneVersion is the crane `make crane` builds: go-containerregistry's, the version go.mod
+// requires.
+const CraneVersion = "v0.22.1"
+
+const aptSkopeo = "apt-get install -y --no-install-recommends skopeo"
+
 func TestRegistry(t *testing.T) {
 	out := imageOut(t)
 	addr := startRegistry(t)
+	crane := filepath.Join(testcluster.CacheDir(), "bin", "crane-"+CraneVersion)
+	if _, err := os.Stat(crane); err != nil {
+		t.Fatalf("crane %s is not built (%v): run `make crane`", CraneVersion, err)
+	}
+	skopeo := need(t, "skopeo", aptSkopeo)
 	pushed := map[string]v1.Hash{}
-	for _, name := range imageNames {
-		_, desc, idx := layoutIndex(t, filepath.Join(out, name+".oci.tar"), name)
-		tag, err := name2tag(addr, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := remote.WriteIndex(tag, idx); err != nil {
-			t.Fatalf("push %s: %v", tag, err)
-		}
-		pushed[name] = desc.Digest
-		byTag, err := remote.Get(tag)
-		if err != nil {
-			t.Fatalf("pull %s: %v", tag, err)
-		}
-		dig := tag.Context().Digest(desc.Digest.String())
-		byDigest, err := remote.Get(dig)
-		if err != nil {
-			t.Fatalf("pull %s: %v", dig, err)
-		}
-		for what, d := range map[string]*remote.Descriptor{"tag": byTag, "digest": byDigest} {
-			if h, _, _ := v1.SHA256(bytes.NewReader(d.Manifest)); d.Digest != desc.Digest || h != desc.Digest || d.MediaType != types.OCIImageIndex {
-				t.Errorf("pulled by %s: %s %s (content hashes to %s), want the image index %s", what, d.MediaType, d.Digest, h, desc.Digest)
-			}
-		}
-		pulled, err := byDigest.ImageIndex()
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantM, _ := idx.IndexManifest()
-		gotM, err := pulled.IndexManifest()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(wantM, gotM); diff != "" {
-			t.Errorf("%s: the pulled index differs (-layout +registry):\n%s", name, diff)
-		}
-		// Each platform, as a client picks it: the same manifest and layer.
-		for _, p := range platforms {
-			img, err := remote.Image(tag, remote.WithPlatform(p))
-			if err != nil {
-				t.Fatalf("pull %s for %s: %v", tag, p, err)
-			}
-			want, err := idx.Image(manifestFor(t, idx, p))
+	for _, image := range imageNames {
+		tarPath := filepath.Join(out, image+".oci.tar")
+		dir, desc, idx := layoutIndex(t, tarPath, image)
+		pushed[image] = desc.Digest
+		// Three clients push the same tarball, each to its own repository: go-containerregistry
+		// (what a Go release tool would use), and the two commands docs/images.md gives.
+		for _, client := range []string{"ggcr", "crane", "skopeo"} {
+			tag, err := name.NewTag(fmt.Sprintf("%s/%s/%s:%s", addr, client, image, version), name.StrictValidation)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a, b := digestOf(t, img), digestOf(t, want); a != b {
-				t.Errorf("%s for %s: registry manifest %s, layout %s", name, p, a, b)
+			switch client {
+			case "ggcr":
+				err = remote.WriteIndex(tag, idx)
+			case "crane":
+				_, err = runCmd(nil, crane, "push", string(dir), tag.String())
+			case "skopeo":
+				_, err = runCmd(nil, skopeo, "copy", "--all", "--preserve-digests", "--dest-tls-verify=false",
+					"oci-archive:"+tarPath, "docker://"+tag.String())
 			}
-			gl, _ := img.Layers()
-			wl, _ := want.Layers()
-			if len(gl) != 1 || len(wl) != 1 || layerDigest(t, gl[0]) != layerDigest(t, wl[0]) {
-				t.Errorf("%s for %s: layers differ", name, p)
+			if err != nil {
+				t.Fatalf("push %s with %s: %v", tag, client, err)
 			}
+			checkPulled(t, client, tag, desc, idx)
 		}
 	}
 
@@ -679,7 +660,7 @@ func TestRegistry(t *testing.T) {
 	kpt := need(t, "kpt", "apt-get install -y google-cloud-cli-kpt")
 	need(t, "podman", aptPodman)
 	env := podmanEnv(t, addr)
-	image := fmt.Sprintf("%s/sparkui/sparkui-fn@%s", addr, pushed["sparkui-fn"])
+	image := fmt.Sprintf("%s/skopeo/sparkui-fn@%s", addr, pushed["sparkui-fn"])
 	args := []string{"fn", "eval", "examples/kpt-imperative", "--output", "unwrap"}
 	cfg := []string{"--", "serviceType=NodePort"}
 	viaImage := runIn(t, env, kpt, append(append(args, "--image", image), cfg...)...)
@@ -699,8 +680,54 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-func name2tag(addr, image string) (name.Tag, error) {
-	return name.NewTag(fmt.Sprintf("%s/sparkui/%s:%s", addr, image, version), name.StrictValidation)
+// checkPulled pulls tag back by tag and by digest: both give the layout's image index, byte for
+// byte, and each platform resolves to the layout's manifest and layer.
+func checkPulled(t *testing.T, client string, tag name.Tag, desc v1.Descriptor, idx v1.ImageIndex) {
+	t.Helper()
+	byTag, err := remote.Get(tag)
+	if err != nil {
+		t.Fatalf("pull %s (pushed with %s): %v", tag, client, err)
+	}
+	dig := tag.Context().Digest(desc.Digest.String())
+	byDigest, err := remote.Get(dig)
+	if err != nil {
+		t.Fatalf("pull %s (pushed with %s): %v", dig, client, err)
+	}
+	for what, d := range map[string]*remote.Descriptor{"tag": byTag, "digest": byDigest} {
+		if h, _, _ := v1.SHA256(bytes.NewReader(d.Manifest)); d.Digest != desc.Digest || h != desc.Digest || d.MediaType != types.OCIImageIndex {
+			t.Errorf("pushed with %s, pulled by %s: %s %s (content hashes to %s), want the image index %s", client, what, d.MediaType, d.Digest, h, desc.Digest)
+		}
+	}
+	pulled, err := byDigest.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantM, _ := idx.IndexManifest()
+	gotM, err := pulled.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantM, gotM); diff != "" {
+		t.Errorf("pushed with %s: the pulled index differs (-layout +registry):\n%s", client, diff)
+	}
+	for _, p := range platforms {
+		img, err := remote.Image(tag, remote.WithPlatform(p))
+		if err != nil {
+			t.Fatalf("pull %s for %s: %v", tag, p, err)
+		}
+		want, err := idx.Image(manifestFor(t, idx, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := digestOf(t, img), digestOf(t, want); a != b {
+			t.Errorf("%s for %s (pushed with %s): registry manifest %s, layout %s", tag, p, client, a, b)
+		}
+		gl, _ := img.Layers()
+		wl, _ := want.Layers()
+		if len(gl) != 1 || len(wl) != 1 || layerDigest(t, gl[0]) != layerDigest(t, wl[0]) {
+			t.Errorf("%s for %s (pushed with %s): layers differ", tag, p, client)
+		}
+	}
 }
 
 func manifestFor(t *testing.T, idx v1.ImageIndex, p v1.Platform) v1.Hash {
@@ -792,6 +819,14 @@ network_config_dir = %q
 // runIn runs a command at the repository root and returns its stdout.
 func runIn(t *testing.T, env []string, bin string, args ...string) []byte {
 	t.Helper()
+	out, err := runCmd(env, bin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func runCmd(env []string, bin string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -800,9 +835,9 @@ func runIn(t *testing.T, env []string, bin string, args ...string) []byte {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, stderr.String())
+		return out, fmt.Errorf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, stderr.String())
 	}
-	return out
+	return out, nil
 }
 
 func fileSHA(t *testing.T, path string) string {
