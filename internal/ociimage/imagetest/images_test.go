@@ -8,12 +8,15 @@
 //   - TestContainerd: Debian's containerd 1.6 (a private instance: own root, state, socket and
 //     config, CRI off) imports each tarball with `ctr images import`, plain and
 //     --all-platforms, names the image index, and `ctr run` (runc) runs the machine's platform:
-//     the function's output on a ResourceList is byte-identical to the binary's own.
+//     the function's output on a ResourceList (runtime image pinned by digest) is
+//     byte-identical to the binary's own; the runtime answers --version and its startup probe.
 //   - TestRegistry: the distribution registry (built from its Go module, `make registry`)
-//     on loopback takes a push with go-containerregistry; pulled back by tag and by digest the
-//     digests are the layout's. Then `kpt fn eval --image <registry>/sparkui-fn@sha256:…` with
-//     podman (a private store and configuration) prints exactly examples/kpt-imperative's
-//     expected.yaml, the output of the binary run by `--exec`.
+//     on loopback takes a push of each tarball from go-containerregistry, `crane push` and
+//     `skopeo copy --all --preserve-digests` (the commands docs/images.md gives); pulled back by
+//     tag and by digest the digests are the layout's. Then
+//     `kpt fn eval --image <registry>/sparkui-fn@sha256:…` with podman (a private store and
+//     configuration) prints exactly examples/kpt-imperative's expected.yaml, the output of the
+//     binary run by `--exec`.
 //
 // A missing tool fails the test with the command that installs it; it never skips.
 package imagetest_test
@@ -444,11 +447,15 @@ func running(tasksLs, id string) bool {
 	return false
 }
 
-// resourceList is examples/spark-submit as the ResourceList a KRM orchestrator sends.
-func resourceList(t *testing.T) []byte {
+// resourceList is examples/spark-submit as the ResourceList a KRM orchestrator sends, with
+// spec.runtime.image set to runtimeImage.
+func resourceList(t *testing.T, runtimeImage string) []byte {
 	t.Helper()
 	config, err := kyaml.ReadFile(filepath.Join(root, "examples/spark-submit/fn-config.yaml"))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := config.PipeE(kyaml.Lookup("spec", "runtime"), kyaml.SetField("image", kyaml.NewStringRNode(runtimeImage))); err != nil {
 		t.Fatal(err)
 	}
 	manifests, err := os.ReadFile(filepath.Join(root, "examples/spark-submit/manifests.yaml"))
@@ -484,11 +491,16 @@ func hostRun(t *testing.T, bin string, stdin []byte, args ...string) []byte {
 func TestContainerd(t *testing.T) {
 	out := imageOut(t)
 	c := startContainerd(t)
-	input := resourceList(t)
+	// The runtime image pinned by the digest of the runtime tarball's image index, as
+	// docs/images.md tells users to pin it: the function writes it into the Pod as given.
+	_, rt, _ := layoutIndex(t, filepath.Join(out, "sparkui-runtime.oci.tar"), "sparkui-runtime")
+	pinned := ref("sparkui-runtime") + "@" + rt.Digest.String()
+	input := resourceList(t, pinned)
 	hostDir := filepath.Join(out, host.OS+"-"+host.Architecture)
 	wantFn := hostRun(t, filepath.Join(hostDir, "sparkui-fn"), input)
-	if !bytes.Contains(wantFn, []byte("kind: ResourceList")) || !bytes.Contains(wantFn, []byte("-ui-svc")) {
-		t.Fatalf("sparkui-fn on examples/spark-submit wrote no UI Service:\n%s", wantFn)
+	if !bytes.Contains(wantFn, []byte("kind: ResourceList")) || !bytes.Contains(wantFn, []byte("-ui-svc")) ||
+		!bytes.Contains(wantFn, []byte("image: "+pinned+"\n")) || bytes.Contains(wantFn, []byte("severity: error")) {
+		t.Fatalf("sparkui-fn on examples/spark-submit with runtime.image %s wrote no UI Service, not that image, or an error:\n%s", pinned, wantFn)
 	}
 	for i, mode := range []string{"plain", "--all-platforms"} {
 		for _, name := range imageNames {
