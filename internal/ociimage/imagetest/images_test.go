@@ -93,6 +93,7 @@ func TestMain(m *testing.M) {
 var builds struct {
 	once sync.Once
 	dir  string // holds a/ and b/, each an IMAGE_OUT
+	out  string // what the first run printed
 	err  error
 }
 
@@ -107,9 +108,13 @@ func imageOut(t *testing.T) string {
 		for _, out := range []string{"a", "b"} {
 			cmd := exec.Command("make", "-s", "image-tar", "IMAGE_OUT="+filepath.Join(builds.dir, out))
 			cmd.Dir = root
-			if b, err := cmd.CombinedOutput(); err != nil {
+			b, err := cmd.CombinedOutput()
+			if err != nil {
 				builds.err = fmt.Errorf("make image-tar IMAGE_OUT=%s: %v\n%s", out, err, b)
 				return
+			}
+			if out == "a" {
+				builds.out = string(b)
 			}
 		}
 	})
@@ -189,7 +194,12 @@ func TestLayout(t *testing.T) {
 			if sa, sb := fileSHA(t, a), fileSHA(t, b); sa != sb {
 				t.Errorf("two runs of make image-tar differ: %s %s, %s %s", a, sa, b, sb)
 			}
-			_, _, idx := layoutIndex(t, a, name)
+			_, desc, idx := layoutIndex(t, a, name)
+			t.Logf("%s: image index %s", ref(name), desc.Digest)
+			// The digest make image-tar prints is the one to pin (docs/images.md).
+			if line := a + " " + desc.Digest.String() + "\n"; !strings.Contains(builds.out, line) {
+				t.Errorf("make image-tar did not print %q:\n%s", line, builds.out)
+			}
 			im, err := idx.IndexManifest()
 			if err != nil {
 				t.Fatal(err)
