@@ -344,7 +344,10 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { stop(t, "containerd", c.cmd) })
+	t.Cleanup(func() {
+		c.removeContainers(t)
+		stop(t, "containerd", c.cmd)
+	})
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if _, err := c.ctr("version"); err == nil {
@@ -354,6 +357,28 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 			t.Fatalf("containerd did not answer on %s within 30 s:\n%s", c.sock, c.log)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// removeContainers kills and removes what a failed test left running: a task's shim outlives
+// containerd, and its container keeps a snapshot mounted under the test's directory.
+func (c *containerd) removeContainers(t *testing.T) {
+	tasks, _ := c.ctr("tasks", "ls", "--quiet")
+	for _, id := range strings.Fields(tasks) {
+		t.Logf("killing task %s left by the test", id)
+		c.ctr("tasks", "kill", "--signal", "SIGKILL", id)
+		for i := 0; i < 50; i++ {
+			if _, err := c.ctr("tasks", "rm", "--force", id); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	containers, _ := c.ctr("containers", "ls", "--quiet")
+	for _, id := range strings.Fields(containers) {
+		if _, err := c.ctr("containers", "rm", id); err != nil {
+			t.Errorf("removing container %s: %v", id, err)
+		}
 	}
 }
 
