@@ -317,9 +317,9 @@ func startContainerd(t *testing.T) *containerd {
 	dir := t.TempDir()
 	c := &containerd{dir: dir, sock: filepath.Join(dir, "containerd.sock"), log: &bytes.Buffer{}}
 	// Every path containerd 1.6 writes besides the shim's socket (under /run/containerd/s,
-	// named by a hash of this socket's address) and the fifos of ctr (under
-	// /run/containerd/fifo, random names) is under dir. The opt plugin would otherwise install
-	// into /opt/containerd.
+	// named by a hash of this socket's address) is under dir: root, state, the opt plugin's
+	// directory (else /opt/containerd), and, given to `ctr run` (run below), runc's state
+	// (else /run/containerd/runc/<namespace>) and ctr's IO fifos (else /run/containerd/fifo).
 	config := fmt.Sprintf(`version = 2
 root = %q
 state = %q
@@ -439,7 +439,8 @@ func (c *containerd) run(t *testing.T, ref, id string, stdin []byte, args ...str
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "ctr", append([]string{"--address", c.sock, "--namespace", namespace,
-		"run", "--rm", "--read-only", ref, id}, args...)...)
+		"run", "--rm", "--read-only", "--runc-root", filepath.Join(c.dir, "runc"), "--fifo-dir", filepath.Join(c.dir, "fifo"),
+		ref, id}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	var in io.WriteCloser
