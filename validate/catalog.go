@@ -51,4 +51,5 @@ var Rules = []Rule{
 	SUI051,
 	SUI052,
 	SUI053,
+	SUI060,
 }

@@ -160,6 +160,15 @@ func run(o Options, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sparkui-fn validate: %v\n", err)
 		return ExitUnusable
 	}
+	if len(rep.Objects) == 0 {
+		read := rep.Files
+		if len(read) == 0 {
+			read = o.Paths
+		}
+		fmt.Fprintf(stderr, "sparkui-fn validate: no objects in %s: nothing to validate, which a gate must not pass. "+
+			"If the input is a pipe, the command before it wrote nothing: see its error above, and run the pipeline under set -o pipefail\n", strings.Join(read, ", "))
+		return ExitUnusable
+	}
 	werr := write(stdout, rep)
 	if o.Output == "text" {
 		fmt.Fprintf(stderr, "sparkui-fn validate: %s\n", rep.Summary())
