@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -82,6 +83,12 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Args:  cobra.NoArgs,
 		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "sparkui-fn", version.Version) },
 	})
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && args[0] != "validate" && args[0] != "version" && args[0] != "help" {
+		if err := standaloneConfigError(args[0]); err != nil {
+			fmt.Fprintln(stderr, "sparkui-fn:", err)
+			return 1
+		}
+	}
 	if len(args) > 0 && args[0] == "validate" {
 		args = append(args[:1:1], validatecmd.NormalizeArgs(args[1:])...)
 	}
