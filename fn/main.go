@@ -19,6 +19,7 @@ import (
 
 	"github.com/sparkui/sparkui/fn/function"
 	"github.com/sparkui/sparkui/fn/validatecmd"
+	"github.com/sparkui/sparkui/internal/cli"
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
@@ -77,6 +78,16 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd.SetVersionTemplate("sparkui-fn {{.Version}}\n")
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.SetHelpCommand(&cobra.Command{Hidden: true})
+	cmd.SilenceUsage = true
+	cmd.SilenceErrors = true
+	cmd.InitDefaultVersionFlag()
+	if f := cmd.Flags().Lookup("version"); f != nil {
+		f.Usage = "print the version and exit 0"
+	}
+	setHelp(cmd, rootHelp)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return fmt.Errorf("%v%s", err, cli.HelpHint)
+	})
 	cmd.AddCommand(validatecmd.New(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",

@@ -362,7 +362,7 @@ func TestValidateCommandUnusableInput(t *testing.T) {
 			t.Errorf("unreadable file: exit %d, %s", code, stderr)
 		}
 	}
-	if code, stdout, _ := runCmd(t, "", "--help"); code != 0 || !strings.Contains(stdout, "usage: sparkui-fn validate") {
+	if code, stdout, _ := runCmd(t, "", "--help"); code != 0 || !strings.Contains(stdout, "Usage:\n  sparkui-fn validate [FILE|DIR|-]...") {
 		t.Errorf("--help: exit %d %q", code, stdout)
 	}
 }
