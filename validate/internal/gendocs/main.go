@@ -66,6 +66,10 @@ report carries the same text. See [validate.md](validate.md) for running the rul
 |---|---|---|
 `
 
+// anchor is the id a rule's section is reached by (validate.HelpURI): an explicit one, since
+// a heading's generated anchor changes with its title.
+func anchor(id string) string { return strings.ToLower(id) }
+
 const byRule = `
 Severity ` + "`error`" + ` makes the function and ` + "`sparkui-fn validate`" + ` exit 1; ` + "`warning`" + ` and ` + "`info`" + ` are
 reported only.
@@ -85,7 +89,10 @@ func render(root string, rules []validate.Rule) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(intro)
 	for _, r := range rules {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", r.ID, r.Severity, r.Title)
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s |\n", r.ID, anchor(r.ID), r.Severity, r.Title)
+	}
+	if err := unusedSection(&b, rules); err != nil {
+		return nil, err
 	}
 	b.WriteString(byRule)
 	for _, r := range rules {
@@ -93,7 +100,7 @@ func render(root string, rules []validate.Rule) ([]byte, error) {
 			return nil, fmt.Errorf("%s: Name, Catches, Why, Fix, Failing and Passing or PassingNote are all needed", r.ID)
 		}
 		file := "validate/" + strings.ToLower(r.ID) + ".go"
-		fmt.Fprintf(&b, "\n### %s\n\n**%s** — %s · `%s` · [`%s`](../%s)", r.ID, capitalize(r.Title), r.Severity, r.Name, file, file)
+		fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n\n### %s — %s\n\n%s · `%s` · [`%s`](../%s)", anchor(r.ID), r.ID, capitalize(r.Title), r.Severity, r.Name, file, file)
 		if r.RaisedBy != "" {
 			fmt.Fprintf(&b, " (raised by [`%s`](../%s))", r.RaisedBy, r.RaisedBy)
 		}
@@ -144,9 +151,53 @@ func fixtures(root string, r validate.Rule) (string, error) {
 	return "fails " + strings.Join(fail, ", ") + "; passes " + strings.Join(pass, ", ") + ".", nil
 }
 
+// capitalize starts a title with a capital, unless its first word is a name that must keep
+// its case: a property (spark.ui.port=0), a field (hostNetwork:), code.
 func capitalize(s string) string {
+	first, _, _ := strings.Cut(s, " ")
+	for _, c := range first {
+		if c < 'a' || c > 'z' {
+			return s
+		}
+	}
 	if s == "" {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// unusedSection lists the ids no rule has, and fails when an id up to the highest rule's is
+// neither a rule nor listed as unused, or both: the list cannot go stale.
+func unusedSection(b *bytes.Buffer, rules []validate.Rule) error {
+	have := map[int]bool{}
+	highest := 0
+	for _, r := range rules {
+		var n int
+		if _, err := fmt.Sscanf(r.ID, "SUI%03d", &n); err != nil {
+			return fmt.Errorf("%s: not SUInnn", r.ID)
+		}
+		have[n] = true
+		highest = max(highest, n)
+	}
+	unused := map[int]bool{}
+	b.WriteString("\nIds with no rule (never used, so no result has ever carried them):\n\n")
+	for _, u := range validate.Unused {
+		ids := fmt.Sprintf("SUI%03d", u.From)
+		if u.To != u.From {
+			ids += fmt.Sprintf("–SUI%03d", u.To)
+		}
+		fmt.Fprintf(b, "- %s: %s\n", ids, u.Why)
+		for n := u.From; n <= u.To; n++ {
+			if have[n] {
+				return fmt.Errorf("SUI%03d is a rule and listed in validate.Unused", n)
+			}
+			unused[n] = true
+		}
+	}
+	for n := 1; n <= highest; n++ {
+		if !have[n] && !unused[n] {
+			return fmt.Errorf("SUI%03d is neither a rule nor listed in validate.Unused (validate/catalog.go)", n)
+		}
+	}
+	return nil
 }
