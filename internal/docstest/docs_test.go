@@ -87,3 +87,71 @@ func TestCompatibilityVersions(t *testing.T) {
 		}
 	}
 }
+
+// TestDocLinks: every relative link of the README and docs/ names a file that exists, and a
+// link to a section of a page names a heading (or an explicit anchor) of that page.
+func TestDocLinks(t *testing.T) {
+	pages, _ := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	pages = append(pages, filepath.Join("..", "..", "README.md"))
+	link := regexp.MustCompile(`\]\(([^)\s]*)\)`)
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, frag, _ := strings.Cut(target, "#")
+			path := p
+			if file != "" {
+				path = filepath.Join(filepath.Dir(p), file)
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s links %s, which does not exist", p, target)
+					continue
+				}
+			}
+			if frag != "" && strings.HasSuffix(path, ".md") && !hasAnchor(t, path, frag) {
+				t.Errorf("%s links %s: no such heading in %s", p, target, path)
+			}
+		}
+	}
+}
+
+// hasAnchor: page has a heading whose GitHub anchor is frag, or an <a id="frag">.
+func hasAnchor(t *testing.T, page, frag string) bool {
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), `<a id="`+frag+`">`) {
+		return true
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		h, ok := strings.CutPrefix(strings.TrimLeft(l, "#"), " ")
+		if !strings.HasPrefix(l, "#") || !ok {
+			continue
+		}
+		if githubAnchor(h) == frag {
+			return true
+		}
+	}
+	return false
+}
+
+// githubAnchor is the id GitHub gives a heading: lower case, spaces as dashes, punctuation
+// other than dashes and underscores dropped.
+func githubAnchor(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(h) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || ('a' <= r && r <= 'z') || ('0' <= r && r <= '9') || r > 127 && r != '—' && r != '–' && r != '→' && r != '…' && r != '×':
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
