@@ -156,3 +156,13 @@ func TestStandaloneFirstFileIsNotAConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestStandaloneMissingConfig: a first file that cannot be read is named as the configuration.
+func TestStandaloneMissingConfig(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"nope.yaml", "m.yaml"}, strings.NewReader(""), &stdout, &stderr)
+	want := "sparkui-fn: cannot read the functionConfig (the first file of sparkui-fn CONFIG.yaml FILE...): open nope.yaml: no such file or directory\n"
+	if code != 1 || stdout.Len() != 0 || stderr.String() != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, stdout.String(), stderr.String(), want)
+	}
+}

@@ -16,11 +16,11 @@ import (
 // functionConfig (kyaml's standalone mode reads the first file as the configuration and the
 // others as the manifests): a newcomer's `sparkui-fn manifests.yaml` otherwise meets
 // "unsupported functionConfig v1 Pod" without learning that the file was taken as the config.
-// nil when the file is a functionConfig, or unreadable (kyaml says so itself).
+// nil when the file is a functionConfig.
 func standaloneConfigError(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil
+		return fmt.Errorf("cannot read the functionConfig (the first file of sparkui-fn CONFIG.yaml FILE...): %w", err)
 	}
 	dec := yaml.NewDecoder(strings.NewReader(string(b)))
 	var docs []*yaml.Node
