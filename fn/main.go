@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/sparkui/sparkui/fn/function"
 	"github.com/sparkui/sparkui/fn/validatecmd"
+	"github.com/sparkui/sparkui/internal/cli"
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
@@ -76,12 +78,28 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd.SetVersionTemplate("sparkui-fn {{.Version}}\n")
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.SetHelpCommand(&cobra.Command{Hidden: true})
+	cmd.SilenceUsage = true
+	cmd.SilenceErrors = true
+	cmd.InitDefaultVersionFlag()
+	if f := cmd.Flags().Lookup("version"); f != nil {
+		f.Usage = "print the version and exit 0"
+	}
+	setHelp(cmd, rootHelp)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return fmt.Errorf("%v%s", err, cli.HelpHint)
+	})
 	cmd.AddCommand(validatecmd.New(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "sparkui-fn", version.Version) },
 	})
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && args[0] != "validate" && args[0] != "version" && args[0] != "help" {
+		if err := standaloneConfigError(args[0]); err != nil {
+			fmt.Fprintln(stderr, "sparkui-fn:", err)
+			return 1
+		}
+	}
 	if len(args) > 0 && args[0] == "validate" {
 		args = append(args[:1:1], validatecmd.NormalizeArgs(args[1:])...)
 	}
