@@ -34,6 +34,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -183,6 +184,23 @@ func layoutIndex(t *testing.T, tarPath, name string) (layout.Path, v1.Descriptor
 		t.Fatal(err)
 	}
 	return p, d, idx
+}
+
+// TestPinnedVersions: the tools this package runs are the ones `make registry` and `make crane`
+// build.
+func TestPinnedVersions(t *testing.T) {
+	for _, c := range []struct{ file, re, want string }{
+		{"internal/ociimage/build-registry.sh", `(?m)^REGISTRY_VERSION=(\S+)$`, RegistryVersion},
+		{"Makefile", `(?m)^CRANE_VERSION := (\S+)$`, CraneVersion},
+	} {
+		b, err := os.ReadFile(filepath.Join(root, c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := regexp.MustCompile(c.re).FindSubmatch(b); m == nil || string(m[1]) != c.want {
+			t.Errorf("%s pins %q, this test runs %s", c.file, m, c.want)
+		}
+	}
 }
 
 func TestLayout(t *testing.T) {
