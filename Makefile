@@ -13,7 +13,7 @@ FUZZTIME ?= 10s
 REPO ?= ghcr.io/sparkui
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane traefik fmt-check vet lint clean image image-tar
+.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane traefik registry crane fmt-check vet lint clean image image-tar
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
@@ -26,8 +26,8 @@ help:
 	@echo "make bench          benchmarks (compare runs with benchstat)"
 	@echo "make bench-start    process start: the built binary on one application vs a no-op kyaml function"
 	@echo "make bench-rss      peak memory: the built binary on 1,000 and 5,000 kubeflow applications vs a no-op kyaml function"
-	@echo "make tools          build the kustomize CLI, the control plane and Traefik into $(CACHE)"
-	@echo "make image-tar      OCI layout tarballs of both images, no container engine needed (bin/*.oci.tar)"
+	@echo "make tools          build the kustomize CLI, the control plane, Traefik, the distribution registry and crane into $(CACHE)"
+	@echo "make image-tar      both images as multi-platform OCI layout tarballs, no container engine needed (bin/*.oci.tar; docs/images.md)"
 	@echo "make image          both images with docker buildx (needs a Docker engine)"
 
 build:
@@ -52,7 +52,23 @@ control-plane:
 traefik:
 	bash internal/gatewaytest/build-traefik.sh
 
-tools: kustomize control-plane traefik
+# The distribution registry internal/ociimage/imagetest pushes the images to, built from its Go
+# module like the other tools.
+registry:
+	bash internal/ociimage/build-registry.sh
+
+# crane (go-containerregistry's CLI, the version go.mod requires): the publishing command
+# docs/images.md gives, run by internal/ociimage/imagetest against that registry.
+CRANE_VERSION := v0.22.1
+CRANE := $(CACHE)/bin/crane-$(CRANE_VERSION)
+crane: $(CRANE)
+$(CRANE):
+	mkdir -p $(CACHE)/bin
+	GOBIN=$(CACHE)/bin/.tmp-crane CGO_ENABLED=0 go install github.com/google/go-containerregistry/cmd/crane@$(CRANE_VERSION)
+	mv $(CACHE)/bin/.tmp-crane/crane $(CRANE)
+	rmdir $(CACHE)/bin/.tmp-crane
+
+tools: kustomize control-plane traefik registry crane
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -87,9 +103,10 @@ fuzz:
 
 test: build tools fmt-check vet lint unit fuzz
 
-# The packages whose tests link neither internal/testcluster (the control plane) nor run the
+# The packages whose tests link neither internal/testcluster (the control plane, and the cache
+# root of the tools `make tools` builds: internal/ociimage/imagetest's registry) nor run the
 # examples (kustomize, kpt): read from the test binaries' dependencies, so a package that starts
-# needing a cluster leaves the list by itself. There is no -short mode (a test never skips; a
+# needing a cluster or a built tool leaves the list by itself. There is no -short mode (a test never skips; a
 # missing tool is a failure), so fn's one test of the kustomize and kpt CLIs is left out by name.
 CHECK_SKIP := ^TestValidateModeInKustomizeAndKpt$$
 check: build fmt-check vet
@@ -138,19 +155,27 @@ bench-rss: $(BENCHSTAT)
 	for i in 1 2 3; do go test -run='^$$' -bench='^BenchmarkPeakRSS$$' -benchtime=1x -count=1 ./fn | tee -a bench-rss.out; done
 	$(BENCHSTAT) bench-rss.out
 
+# One multi-platform image per binary (an OCI image index over PLATFORMS), each an OCI layout
+# tarball in IMAGE_OUT; the command prints each tarball and its index digest. REVISION (the
+# commit) becomes org.opencontainers.image.revision; it is left out when the work tree has
+# changes, since the image then holds no commit's code. docs/images.md: loading, publishing,
+# pinning by digest.
+IMAGE_OUT ?= bin
+REVISION ?= $(shell git diff --quiet HEAD 2>/dev/null && git rev-parse HEAD 2>/dev/null)
 image-tar:
 	@set -e; for b in sparkui-fn sparkui-runtime; do \
 	  args=""; for p in $(PLATFORMS); do \
 	    os=$${p%/*}; arch=$${p#*/}; \
-	    GOOS=$$os GOARCH=$$arch $(GO_BUILD) -o bin/$$os-$$arch/$$b ./$${b#sparkui-}; \
-	    args="$$args $$p=bin/$$os-$$arch/$$b"; \
+	    GOOS=$$os GOARCH=$$arch $(GO_BUILD) -o $(IMAGE_OUT)/$$os-$$arch/$$b ./$${b#sparkui-}; \
+	    args="$$args $$p=$(IMAGE_OUT)/$$os-$$arch/$$b"; \
 	  done; \
-	  go run ./internal/ociimage/cmd/image-tar -name $$b -ref $(REPO)/$$b:$(VERSION) -version $(VERSION) -out bin/$$b.oci.tar $$args; \
+	  go run ./internal/ociimage/cmd/image-tar -name $$b -ref $(REPO)/$$b:$(VERSION) -version $(VERSION) \
+	    -revision '$(REVISION)' -out $(IMAGE_OUT)/$$b.oci.tar $$args; \
 	done
 
 image:
-	docker buildx build --build-arg VERSION=$(VERSION) --target fn -t $(REPO)/sparkui-fn:$(VERSION) .
-	docker buildx build --build-arg VERSION=$(VERSION) --target runtime -t $(REPO)/sparkui-runtime:$(VERSION) .
+	docker buildx build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target fn -t $(REPO)/sparkui-fn:$(VERSION) .
+	docker buildx build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target runtime -t $(REPO)/sparkui-runtime:$(VERSION) .
 
 clean:
 	rm -rf bin bench.out bench-validate.out bench-start.out bench-rss.out

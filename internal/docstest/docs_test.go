@@ -75,6 +75,12 @@ func TestCompatibilityVersions(t *testing.T) {
 		{"kubectl (client-side and server-side apply, Argo CD's two sync modes)", "v" + kubectl[1]},
 		{"Flux kustomize-controller's apply", "`github.com/fluxcd/pkg/ssa` " + pinned(t, "go.mod", `github.com/fluxcd/pkg/ssa (v\S+)`)},
 		{"Go", strings.Join(strings.Split(pinned(t, "go.mod", `(?m)^go (\S+)`), ".")[:2], ".")},
+		{"containerd, runc", "containerd " + version(t, tool("containerd", "--version"), `containerd \S+ (\d+\.\d+\.\d+)`)},
+		{"containerd, runc", "runc " + version(t, tool("runc", "--version"), `runc version (\d+\.\d+\.\d+)`)},
+		{"distribution registry", pinned(t, "internal/ociimage/build-registry.sh", `(?m)^REGISTRY_VERSION=(\S+)`)},
+		{"crane, skopeo", "crane " + pinned(t, "Makefile", `(?m)^CRANE_VERSION := (\S+)`)},
+		{"crane, skopeo", "skopeo " + version(t, tool("skopeo", "--version"), `skopeo version (\d+\.\d+\.\d+)`)},
+		{"podman (kpt's container runtime)", version(t, tool("podman", "--version"), `podman version (\d+\.\d+\.\d+)`)},
 	} {
 		r := row(t, doc[strings.Index(doc, "## Tested versions"):], c.row)
 		if !regexp.MustCompile(`(^|[\s|(])` + regexp.QuoteMeta(c.version) + `([\s|),;]|$)`).MatchString(r) {
@@ -86,6 +92,16 @@ func TestCompatibilityVersions(t *testing.T) {
 			t.Errorf("compatibility.md row %q must say what is not tested:\n%s", untested, r)
 		}
 	}
+}
+
+// version is the first submatch of re in a tool's --version output.
+func version(t *testing.T, out, re string) string {
+	t.Helper()
+	m := regexp.MustCompile(re).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no version matching %s in %q", re, out)
+	}
+	return m[1]
 }
 
 // TestDocLinks: every relative link of the README and docs/ names a file that exists, and a
