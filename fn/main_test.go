@@ -150,7 +150,7 @@ func TestStandaloneFirstFileIsNotAConfig(t *testing.T) {
 		want := "sparkui-fn: " + tc.args[0] + " is the first file, which sparkui-fn reads as its functionConfig (the configuration), but " + tc.what + ".\n" +
 			"  Give the configuration first, then the manifests:  sparkui-fn CONFIG.yaml " + tc.args[0] + "\n" +
 			"  or, for the default configuration, pipe the manifests:  sparkui-fn < " + tc.args[0] + "\n" +
-			"  A configuration is a sparkui.dev/v1alpha1 SparkUIService, or a v1 ConfigMap (docs/configuration.md).\n"
+			"  A configuration is a sparkui.dev/v1alpha1 SparkUIService, or a v1 ConfigMap (docs/configuration.md)\n"
 		if code != 1 || stdout.Len() != 0 || stderr.String() != want {
 			t.Errorf("%v: exit %d, stdout %q, stderr:\n%s\nwant exit 1 and:\n%s", tc.args, code, stdout.String(), stderr.String(), want)
 		}

@@ -57,6 +57,6 @@ func standaloneConfigError(path string) error {
 	return fmt.Errorf("%s is the first file, which sparkui-fn reads as its functionConfig (the configuration), but %s.\n"+
 		"  Give the configuration first, then the manifests:  sparkui-fn CONFIG.yaml %s\n"+
 		"  or, for the default configuration, pipe the manifests:  sparkui-fn < %s\n"+
-		"  A configuration is a %s/v1alpha1 %s, or a v1 ConfigMap (docs/configuration.md).",
+		"  A configuration is a %s/v1alpha1 %s, or a v1 ConfigMap (docs/configuration.md)",
 		path, what, path, path, names.ConfigGroup, names.ConfigKind)
 }
