@@ -51,4 +51,6 @@ var Rules = []Rule{
 	SUI051,
 	SUI052,
 	SUI053,
+	SUI054,
+	SUI055,
 }
