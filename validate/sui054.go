@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"slices"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -58,19 +59,48 @@ func checkSUI054(ctx *Context) []Finding {
 			}
 		}
 	}
+	// Candidates only: entries with the same family, host and path, and those that match
+	// every host or every path against the rest of their family; a thousand applications
+	// would otherwise make half a million pairs.
+	type pair struct{ i, j int }
+	var pairs []pair
+	exact := map[string][]int{}
+	var wild []int
+	for j, m := range all {
+		if m.host == "" || m.path == "*" {
+			wild = append(wild, j)
+			continue
+		}
+		k := m.family + "\x00" + m.host + "\x00" + m.path
+		for _, i := range exact[k] {
+			pairs = append(pairs, pair{i, j})
+		}
+		exact[k] = append(exact[k], j)
+	}
+	for _, w := range wild {
+		for k := range all {
+			if k != w && all[k].family == all[w].family {
+				pairs = append(pairs, pair{min(k, w), max(k, w)})
+			}
+		}
+	}
+	slices.SortFunc(pairs, func(a, b pair) int {
+		if a.j != b.j {
+			return a.j - b.j
+		}
+		return a.i - b.i
+	})
 	var out []Finding
 	seen := map[[2]*yaml.RNode]bool{}
-	for j := range all {
-		for i := 0; i < j; i++ {
-			x, y := all[i], all[j]
-			if x.app == y.app || x.family != y.family || !overlaps(x, y) || seen[[2]*yaml.RNode{x.obj, y.obj}] {
-				continue
-			}
-			seen[[2]*yaml.RNode{x.obj, y.obj}] = true
-			out = append(out, Finding{Object: y.obj, Field: y.field,
-				Msg: fmt.Sprintf("%s takes the same requests as %s (%s): only one is served and the other application's UI is unreachable at its URL; put {name} (and {namespace}) in spec.route.pathPrefix or hostname",
-					objName(y.obj), objName(x.obj), y.describe)})
+	for _, p := range pairs {
+		x, y := all[p.i], all[p.j]
+		if x.app == y.app || !overlaps(x, y) || seen[[2]*yaml.RNode{x.obj, y.obj}] {
+			continue
 		}
+		seen[[2]*yaml.RNode{x.obj, y.obj}] = true
+		out = append(out, Finding{Object: y.obj, Field: y.field,
+			Msg: fmt.Sprintf("%s takes the same requests as %s (%s): only one is served and the other application's UI is unreachable at its URL; put {name} (and {namespace}) in spec.route.pathPrefix or hostname",
+				objName(y.obj), objName(x.obj), y.describe)})
 	}
 	return out
 }
