@@ -22,7 +22,8 @@ var SUI054 = Rule{
 		"Typically a pathPrefix without {name}, or one without {namespace} while applications of the same name run in two namespaces behind one Gateway.",
 	Why: "Only one of them is served. For HTTPRoutes the Gateway API gives the tie to the oldest route, then the first by namespace/name (HTTPRouteRule matching precedence, " +
 		"sigs.k8s.io/gateway-api apis/v1/httproute_types.go); a listener accepts only one of an HTTPRoute and a GRPCRoute whose hostnames intersect; an OpenShift router admits " +
-		"the older Route of a host and path and marks the other HostAlreadyClaimed. The other application's UI is unreachable at its URL, and nothing fails at apply time.",
+		"the older Route of a host and path and marks the other HostAlreadyClaimed (openshift/router pkg/router/controller/unique_host.go), and by default admits a host's Routes " +
+		"from one namespace only (a warning: the IngressController's routeAdmission.namespaceOwnership: InterNamespaceAllowed lifts it). The other application's UI is unreachable at its URL, and nothing fails at apply time.",
 	Fix: "Make the route unique per application: put {name} (and {namespace}, where applications of one name run in several namespaces) in spec.route.pathPrefix or hostname.",
 	Failing: `# functionConfig: route: {kind: HTTPRoute, pathPrefix: /spark/{name}, parentRefs: [{name: shared, namespace: gateway-system}]}
 metadata: {name: etl, namespace: team-a}     # -> /spark/etl
@@ -44,6 +45,7 @@ type routeMatch struct {
 	family string
 	// attach is where it is attached: the Gateway (and listener), the ingress class.
 	attach   []string
+	ns       string
 	host     string // "" matches every host
 	path     string // "*" (a GRPCRoute) takes every request of its host
 	field    string
@@ -72,6 +74,9 @@ func checkSUI054(ctx *Context) []Finding {
 			continue
 		}
 		k := m.family + "\x00" + m.host + "\x00" + m.path
+		if m.family == "openshift" {
+			k = m.family + "\x00" + m.host // a host is claimed across paths (hostClaimed)
+		}
 		for _, i := range exact[k] {
 			pairs = append(pairs, pair{i, j})
 		}
@@ -94,13 +99,22 @@ func checkSUI054(ctx *Context) []Finding {
 	seen := map[[2]*yaml.RNode]bool{}
 	for _, p := range pairs {
 		x, y := all[p.i], all[p.j]
-		if x.app == y.app || !overlaps(x, y) || seen[[2]*yaml.RNode{x.obj, y.obj}] {
+		if x.app == y.app || seen[[2]*yaml.RNode{x.obj, y.obj}] {
+			continue
+		}
+		switch {
+		case overlaps(x, y):
+			out = append(out, Finding{Object: y.obj, Field: y.field,
+				Msg: fmt.Sprintf("%s takes the same requests as %s (%s): only one is served and the other application's UI is unreachable at its URL; put {name} (and {namespace}) in spec.route.pathPrefix or hostname",
+					objName(y.obj), objName(x.obj), y.describe)})
+		case hostClaimed(x, y):
+			out = append(out, Finding{Object: y.obj, Field: "spec.host", Severity: framework.Warning,
+				Msg: fmt.Sprintf("%s and %s share the host %s from two namespaces: an OpenShift router admits only the older namespace's Routes for a host unless the IngressController's routeAdmission.namespaceOwnership is InterNamespaceAllowed; put {namespace} in spec.route.hostname, or allow it",
+					objName(y.obj), objName(x.obj), y.host)})
+		default:
 			continue
 		}
 		seen[[2]*yaml.RNode{x.obj, y.obj}] = true
-		out = append(out, Finding{Object: y.obj, Field: y.field,
-			Msg: fmt.Sprintf("%s takes the same requests as %s (%s): only one is served and the other application's UI is unreachable at its URL; put {name} (and {namespace}) in spec.route.pathPrefix or hostname",
-				objName(y.obj), objName(x.obj), y.describe)})
 	}
 	return out
 }
@@ -120,6 +134,15 @@ func overlaps(x, y routeMatch) bool {
 		}
 	}
 	return false
+}
+
+// hostClaimed: an OpenShift router lets Routes of one host come from the namespace of its
+// oldest Route only, unless ownership checks are off (openshift/router
+// pkg/router/controller/unique_host.go: "multiple paths can be added from the namespace of the
+// oldest route unless the ownership checks are disabled"; the rejected Route is marked
+// HostAlreadyClaimed, "a route in another namespace holds <host>").
+func hostClaimed(x, y routeMatch) bool {
+	return x.family == "openshift" && y.family == "openshift" && x.host != "" && x.host == y.host && x.ns != y.ns
 }
 
 // sameAttach: a parentRef without a sectionName attaches to every listener of its Gateway.
@@ -155,7 +178,7 @@ func routeMatches(a *app.App, kind string, rn *yaml.RNode) []routeMatch {
 		if path != "*" {
 			d += ", path prefix " + path
 		}
-		out = append(out, routeMatch{app: a, obj: rn, family: family, attach: attach, host: host, path: path, field: field, describe: d})
+		out = append(out, routeMatch{app: a, obj: rn, ns: ns, family: family, attach: attach, host: host, path: path, field: field, describe: d})
 	}
 	switch kind {
 	case "HTTPRoute", "GRPCRoute":
