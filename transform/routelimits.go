@@ -94,9 +94,6 @@ func checkRouteValues(kind RouteKind, host, grpcHost, prefix string) []RouteProb
 // them at the least: each placeholder one character long. A problem there is one of every
 // application (SUI014); a template with a syntax error is left to the syntax checks.
 func CheckRouteTemplates(o RouteOptions) []RouteProblem {
-	if !o.enabled() {
-		return nil
-	}
 	var vals [3]string
 	for i, tpl := range []string{o.Hostname, o.GRPCHostname, o.PathPrefix} {
 		x, msg := TemplateSample(tpl)

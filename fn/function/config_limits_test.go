@@ -35,6 +35,8 @@ func TestRouteConfigLimits(t *testing.T) {
 		{typedHead + "    kind: Route\n    hostname: h.example.com\n    pathPrefix: /" + strings.Repeat("a", 16384) + "\n", "spec.route.pathPrefix",
 			`"/` + strings.Repeat("a", 16384) + `" is 16385 characters long: the X-Forwarded-Context header value the Route sets (spec.httpHeaders) has at most 16384`},
 		{typedHead + "    kind: HTTPRoute\n" + refs(33), "spec.route.parentRefs", "maximum 32 items required, but found 33 items"},
+		// Checked whatever the kind, as the other hostname checks are.
+		{typedHead + "    hostname: 10.0.0.1\n", "spec.route.hostname", `"10.0.0.1" ` + ipMsg},
 	} {
 		_, res := LoadConfig(yaml.MustParse(tc.fc))
 		if len(res) != 1 || res[0].Field == nil || res[0].Field.Path != tc.field || res[0].Tags["rule"] != "SUI014" || res[0].Message != "[SUI014] invalid functionConfig: "+tc.field+": "+tc.msg {
