@@ -75,11 +75,12 @@ func checkRouteValues(kind RouteKind, host, grpcHost, prefix string) []RouteProb
 	}
 	switch kind {
 	case RouteHTTPRoute:
+		// The prefix is written twice, each under its own bound: the path bound is the
+		// smaller, but each is checked on what is written.
 		if len(prefix) > MaxHTTPRoutePath {
 			out = append(out, RouteProblem{"pathPrefix", fmt.Sprintf("is %d characters long: an HTTPRoute path match value has at most %d (Gateway API HTTPPathMatch.Value)", len(prefix), MaxHTTPRoutePath)})
-		} else if len(prefix) > MaxHTTPRouteHeaderValue {
-			// Unreachable while the path bound is the smaller one; kept so that a change of
-			// either bound cannot let the header through.
+		}
+		if len(prefix) > MaxHTTPRouteHeaderValue {
 			out = append(out, RouteProblem{"pathPrefix", fmt.Sprintf("is %d characters long: the X-Forwarded-Context header value the HTTPRoute sets has at most %d (Gateway API HTTPHeader.Value)", len(prefix), MaxHTTPRouteHeaderValue)})
 		}
 	case RouteOpenShift:

@@ -1,6 +1,7 @@
 package function
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,6 +43,19 @@ func TestRouteConfigLimits(t *testing.T) {
 		if len(res) != 1 || res[0].Field == nil || res[0].Field.Path != tc.field || res[0].Tags["rule"] != "SUI014" || res[0].Message != "[SUI014] invalid functionConfig: "+tc.field+": "+tc.msg {
 			t.Errorf("%.120q:\n got %v\nwant one SUI014 at %s: %.300s", tc.fc, res, tc.field, tc.msg)
 		}
+	}
+	// A prefix past the header bound is past the path bound too: both are said.
+	p := "/" + strings.Repeat("h", 4096)
+	_, res := LoadConfig(yaml.MustParse(typedHead + "    kind: HTTPRoute\n    pathPrefix: " + p + "\n" + refs(1)))
+	var msgs []string
+	for _, r := range res {
+		msgs = append(msgs, strings.TrimPrefix(r.Message, "[SUI014] invalid functionConfig: spec.route.pathPrefix: \""+p+"\" "))
+	}
+	if want := []string{
+		"is 4097 characters long: an HTTPRoute path match value has at most 1024 (Gateway API HTTPPathMatch.Value)",
+		"is 4097 characters long: the X-Forwarded-Context header value the HTTPRoute sets has at most 4096 (Gateway API HTTPHeader.Value)",
+	}; !slices.Equal(msgs, want) {
+		t.Errorf("prefix of 4097: %q, want %q", msgs, want)
 	}
 	// At the bounds: accepted.
 	for _, fc := range []string{
