@@ -635,10 +635,11 @@ func TestValidateJUnit(t *testing.T) {
 // TestTransformOutputValidatesClean: on every top-level fixture, transform mode reports no
 // error but those bad input causes (SUI014 invalid functionConfig, SUI015 unreadable
 // properties, SUI019 duplicate objects, SUI021 duplicate keys, SUI030 unreadable carriers,
-// SUI047 unreadable Service ports, left unchanged, SUI053 a route sparkui cannot write), and validate mode on the transform output
-// agrees: whatever the function writes passes its own rules.
+// SUI047 unreadable Service ports, left unchanged, SUI053 a route sparkui cannot write, SUI054
+// routes that the configuration makes collide across applications), and validate mode on the
+// transform output agrees: whatever the function writes passes its own rules.
 func TestTransformOutputValidatesClean(t *testing.T) {
-	badInput := map[string]bool{"SUI014": true, "SUI015": true, "SUI019": true, "SUI021": true, "SUI030": true, "SUI047": true, "SUI053": true}
+	badInput := map[string]bool{"SUI014": true, "SUI015": true, "SUI019": true, "SUI021": true, "SUI030": true, "SUI047": true, "SUI053": true, "SUI054": true}
 	for _, in := range fixtures(t) {
 		t.Run(filepath.Base(filepath.Dir(in)), func(t *testing.T) {
 			r := &kio.ByteReader{Reader: bytes.NewReader(mustRead(t, in)), OmitReaderAnnotations: true}

@@ -165,6 +165,9 @@ func checkHistory(fc *yaml.RNode, h sidecar.History, pathOf func(string) string)
 	if h.URL == "" {
 		return nil
 	}
+	if err := sidecar.CheckHistoryURLLength(h.URL); err != nil {
+		return framework.Results{validate.ConfigError(fc, pathOf("/spec/historyServer/url"), err.Error())}
+	}
 	if err := sidecar.CheckHistoryURL(h.URL); err != nil {
 		return framework.Results{validate.ConfigError(fc, pathOf("/spec/historyServer/url"), err.Error())}
 	}

@@ -43,8 +43,11 @@ func Process(rl *framework.ResourceList) error {
 		rl.Items = un.Restore(items)
 		for _, n := range notes {
 			sev := framework.Info
-			if n.Error {
+			switch {
+			case n.Error:
 				sev = framework.Error
+			case n.Warning:
+				sev = framework.Warning
 			}
 			rl.Results = append(rl.Results, validate.NewResult(n.Rule, sev, n.Object, n.Field, n.Msg))
 		}
