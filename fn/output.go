@@ -39,8 +39,16 @@ func encodeItems(items []*yaml.RNode) ([]byte, error) {
 		err := enc.Encode(items[0])
 		return buf.Bytes(), err
 	}
-	enc := yaml.NewEncoder(&buf)
+	// One encoder per document: yaml.v3's emitter appends every event to one slice for the
+	// encoder's whole life (go.yaml.in/yaml/v3 emitterc.go, yaml_emitter_emit), so a single
+	// encoder over the stream held every event of every object, about 600 bytes per scalar:
+	// 3.3 GB of peak RSS for 5,000 kubeflow applications (4.7 MB in). An encoder writes the
+	// separator only before its second document, hence the "---" written here.
 	for i, it := range items {
+		if i > 0 {
+			buf.WriteString("---\n")
+		}
+		enc := yaml.NewEncoder(&buf)
 		if seqIndent[i] == string(yaml.WideSequenceStyle) {
 			enc.DefaultSeqIndent()
 		} else {
@@ -49,9 +57,9 @@ func encodeItems(items []*yaml.RNode) ([]byte, error) {
 		if err := enc.Encode(unwrapBareSeq(it.Document())); err != nil {
 			return nil, err
 		}
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
+		if err := enc.Close(); err != nil {
+			return nil, err
+		}
 	}
 	return buf.Bytes(), nil
 }
