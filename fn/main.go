@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/sparkui/sparkui/fn/function"
 	"github.com/sparkui/sparkui/fn/validatecmd"
+	"github.com/sparkui/sparkui/internal/inputlimit"
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
@@ -39,16 +41,35 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 && stdin != nil {
-		data, err := io.ReadAll(stdin)
+	// `validate` takes --max-input-bytes among its own flags.
+	lim := inputlimit.Defaults()
+	if len(args) == 0 || args[0] != "validate" {
+		var err error
+		if lim, err = inputlimit.FromEnv(os.Getenv); err == nil {
+			args, lim, err = inputlimit.TakeFlags(args, lim)
+		}
 		if err != nil {
-			fmt.Fprintln(stderr, "sparkui-fn: reading standard input:", err)
+			fmt.Fprintln(stderr, "sparkui-fn:", err)
+			return 1
+		}
+	}
+	budget := inputlimit.NewBudget(lim.Bytes)
+	opts := function.Options{MaxApplications: lim.Applications}
+	if len(args) == 0 && stdin != nil {
+		data, err := budget.ReadAll("standard input", stdin)
+		if err != nil {
+			var tl *inputlimit.TooLarge
+			if errors.As(err, &tl) {
+				fmt.Fprintln(stderr, "sparkui-fn:", err)
+			} else {
+				fmt.Fprintln(stderr, "sparkui-fn: reading standard input:", err)
+			}
 			return 1
 		}
 		if items, ok := plainStream(data); ok {
-			return runPlain(items, stdout, stderr)
+			return runPlain(items, opts, stdout, stderr)
 		}
-		out, results, ok, err := runResourceList(data)
+		out, results, ok, err := runResourceList(data, opts)
 		if ok {
 			if err != nil {
 				fmt.Fprintln(stderr, "sparkui-fn:", err)
@@ -65,7 +86,7 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var results framework.Results
 	p := framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
-		err := function.Process(rl)
+		err := function.ProcessWith(rl, opts)
 		results = rl.Results
 		return err
 	})
@@ -84,6 +105,17 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	})
 	if len(args) > 0 && args[0] == "validate" {
 		args = append(args[:1:1], validatecmd.NormalizeArgs(args[1:])...)
+	}
+	if len(args) > 0 && args[0] != "validate" {
+		// Standalone mode (`sparkui-fn fn-config.yaml FILE… [-]`): kyaml reads the files
+		// itself, so they are measured against the limit first.
+		if err := checkFiles(args, budget); err != nil {
+			fmt.Fprintln(stderr, "sparkui-fn:", err)
+			return 1
+		}
+		if stdin != nil {
+			stdin = budget.Reader("standard input", stdin)
+		}
 	}
 	cmd.SetArgs(args)
 	cmd.SetIn(stdin)
@@ -112,4 +144,21 @@ func reportErrors(results framework.Results, stderr io.Writer) int {
 		}
 	}
 	return 1
+}
+
+// checkFiles refuses, before kyaml reads them, standalone-mode files whose sizes add up to
+// more than the budget. Standard input ("-") is measured as it is read; a named pipe given as a
+// file is not measured (kyaml opens and reads it itself).
+func checkFiles(paths []string, budget *inputlimit.Budget) error {
+	for _, p := range paths {
+		if strings.HasPrefix(p, "-") {
+			continue
+		}
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			if err := budget.Draw(p, st.Size()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -89,7 +89,7 @@ func unwrapBareSeq(n *yaml.Node) *yaml.Node {
 // sparkui cannot read kept out of kyaml's annotation bookkeeping (which fails on them and
 // loses every item) and written back as they came. ok is false when kyaml cannot read the
 // input at all; the KRM path then reports it as it always has.
-func runResourceList(data []byte) (out []byte, results framework.Results, ok bool, err error) {
+func runResourceList(data []byte, opts function.Options) (out []byte, results framework.Results, ok bool, err error) {
 	rw := &kio.ByteReadWriter{Reader: bytes.NewReader(data), KeepReaderAnnotations: true}
 	items, rerr := rw.Read()
 	if rerr != nil || rw.WrappingKind == "" {
@@ -107,7 +107,7 @@ func runResourceList(data []byte) (out []byte, results framework.Results, ok boo
 	if err != nil {
 		return nil, nil, true, err
 	}
-	if err := function.Process(rl); err != nil {
+	if err := function.ProcessWith(rl, opts); err != nil {
 		return nil, nil, true, err
 	}
 	readable = readable[:0]

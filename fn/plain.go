@@ -40,9 +40,9 @@ func plainStream(data []byte) (items []*yaml.RNode, ok bool) {
 // with no annotation the input did not carry. A document that is not a Kubernetes object
 // (no apiVersion or no kind: `hello: world`) is an error result (SUI030), as in a
 // ResourceList and in `sparkui-fn validate`, and is written back as it came.
-func runPlain(items []*yaml.RNode, stdout, stderr io.Writer) int {
+func runPlain(items []*yaml.RNode, opts function.Options, stdout, stderr io.Writer) int {
 	rl := &framework.ResourceList{Items: items}
-	if err := function.Process(rl); err != nil {
+	if err := function.ProcessWith(rl, opts); err != nil {
 		fmt.Fprintln(stderr, "sparkui-fn:", err)
 		return 1
 	}

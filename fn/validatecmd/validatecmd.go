@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/fn/function"
+	"github.com/sparkui/sparkui/internal/inputlimit"
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/validate/report"
 )
@@ -50,6 +52,9 @@ exactly as the KRM function does with mode: validate: nothing is changed or writ
   --config    a functionConfig (SparkUIService or ConfigMap) for the other settings, e.g.
               createRBAC: "false" or spark.* properties; its mode is always validate
   --stdin-name  the file name reports give standard input (default "stdin")
+  --max-input-bytes  the most bytes read from all inputs together (default 16Mi, or
+              $SPARKUI_MAX_INPUT_BYTES; units Ki, Mi, Gi; 0: no limit): a larger input is
+              refused (exit 2) before it is parsed, instead of running out of memory
 
 Exit status: 0 no error finding, 1 error findings, 2 unusable input (the reason on stderr).
 `
@@ -60,6 +65,8 @@ type Options struct {
 	Config    string
 	StdinName string
 	Paths     []string
+	// MaxInputBytes bounds what is read from every input together; 0 is no limit.
+	MaxInputBytes int64
 }
 
 // New is the cobra command. It prints its own messages and returns an ExitCode when the
@@ -80,7 +87,24 @@ func New() *cobra.Command {
 			return nil
 		},
 	}
+	var maxBytes string
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		lim, err := inputlimit.FromEnv(os.Getenv)
+		if err == nil && maxBytes != "" {
+			lim.Bytes, err = inputlimit.ParseBytes(maxBytes)
+			if err != nil {
+				err = fmt.Errorf("--%s=%q: %v", inputlimit.BytesFlag, maxBytes, err)
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "sparkui-fn validate: %v\n", err)
+			return ExitCode(ExitUnusable)
+		}
+		o.MaxInputBytes = lim.Bytes
+		return nil
+	}
 	f := cmd.Flags()
+	f.StringVar(&maxBytes, inputlimit.BytesFlag, "", "the most bytes read from all inputs together")
 	f.StringVarP(&o.Output, "output", "o", "text", "text, json, sarif or junit")
 	f.StringVar(&o.Config, "config", "", "a functionConfig file")
 	f.StringVar(&o.StdinName, "stdin-name", "stdin", "the file name reports give standard input")
@@ -125,7 +149,7 @@ func NormalizeArgs(args []string) []string {
 			name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 			dashes := ""
 			switch name {
-			case "output", "config", "stdin-name", "help":
+			case "output", "config", "stdin-name", "help", inputlimit.BytesFlag:
 				dashes = "--"
 			case "o", "h":
 				dashes = "-"
@@ -185,7 +209,7 @@ func placeLine(o *object, r *framework.Result) int {
 // (an application's Pod, Services, ConfigMap and RBAC may sit in different files) and places
 // each result at its file and line.
 func Validate(opts Options, stdin io.Reader) (*report.Report, error) {
-	srcs, err := collectSources(opts.Paths, stdin, opts.StdinName)
+	srcs, err := collectSources(opts.Paths, stdin, opts.StdinName, inputlimit.NewBudget(opts.MaxInputBytes))
 	if err != nil {
 		return nil, err
 	}
