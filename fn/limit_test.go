@@ -164,4 +164,3 @@ func indentItems(docs []string) string {
 	}
 	return b.String()
 }
-
