@@ -69,13 +69,16 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if items, ok := plainStream(data); ok {
 			return runPlain(items, opts, stdout, stderr)
 		}
-		out, results, ok, err := runResourceList(data, opts)
+		out, results, ok, inList, err := runResourceList(data, opts)
 		if ok {
 			if err != nil {
 				fmt.Fprintln(stderr, "sparkui-fn:", err)
 				return 1
 			}
 			stdout.Write(out)
+			if inList {
+				return reportAll(results, stderr)
+			}
 			return reportErrors(results, stderr)
 		}
 		if e := yamlx.CheckStream(data); e != nil {
@@ -129,7 +132,24 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sparkui-fn:", err)
 		return 1
 	}
+	if len(args) > 0 {
+		// Standalone mode writes a plain stream: no results field.
+		return reportAll(results, stderr)
+	}
 	return reportErrors(results, stderr)
+}
+
+// reportAll prints every result, one line each, on stderr and returns the exit status: the
+// output form has no place for them (a plain stream, a v1 List), so this is the only place
+// warnings and infos are seen.
+func reportAll(results framework.Results, stderr io.Writer) int {
+	for _, r := range results {
+		fmt.Fprintln(stderr, "sparkui-fn:", r.String())
+	}
+	if results.ExitCode() != 0 {
+		return 1
+	}
+	return 0
 }
 
 // reportErrors prints one line per error result, which is all kustomize shows of a failing

@@ -37,7 +37,8 @@ func plainStream(data []byte) (items []*yaml.RNode, ok bool) {
 }
 
 // runPlain runs the function on a plain stream and writes the objects back as a plain stream,
-// with no annotation the input did not carry. A document that is not a Kubernetes object
+// with no annotation the input did not carry, and every result on stderr (a stream has no
+// results field). A document that is not a Kubernetes object
 // (no apiVersion or no kind: `hello: world`) is an error result (SUI030), as in a
 // ResourceList and in `sparkui-fn validate`, and is written back as it came.
 func runPlain(items []*yaml.RNode, opts function.Options, stdout, stderr io.Writer) int {
@@ -52,5 +53,5 @@ func runPlain(items []*yaml.RNode, opts function.Options, stdout, stderr io.Writ
 		return 1
 	}
 	stdout.Write(out)
-	return reportErrors(rl.Results, stderr)
+	return reportAll(rl.Results, stderr)
 }
