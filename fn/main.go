@@ -25,6 +25,7 @@ import (
 )
 
 func main() {
+	setMemoryLimit()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
