@@ -143,18 +143,25 @@ func (e *TooLarge) Error() string {
 	if h := Human(e.Limit); h != strconv.FormatInt(e.Limit, 10) {
 		limit = h + " (" + limit + ")"
 	}
-	return fmt.Sprintf("%s: the input is larger than the limit of %s (the default, %s, keeps the function "+
-		"within a 4 GiB container); raise it with --%s=<bytes> or %s=<bytes> (e.g. 64Mi; 0: no limit) and give the "+
-		"process the memory docs/performance.md lists for that size, or split the input",
-		e.What, limit, Human(DefaultBytes), BytesFlag, BytesEnv)
+	why := "the default, " + Human(DefaultBytes) + ", keeps the function within a 4 GiB container"
+	if e.Limit == DefaultBytes {
+		why = "the default, which keeps the function within a 4 GiB container"
+	}
+	return fmt.Sprintf("%s: the input is larger than the limit of %s (%s); raise it with --%s=<bytes> or %s=<bytes> "+
+		"(e.g. 64Mi; 0: no limit) and give the process the memory docs/performance.md lists for that size, or split the input",
+		e.What, limit, why, BytesFlag, BytesEnv)
 }
 
 // TooManyApplications is the error of a run over Limits.Applications.
 func TooManyApplications(n, limit int) error {
-	return fmt.Errorf("the input has %d applications, more than the limit of %d one run rewrites (the default, %d, "+
-		"keeps the function within a 4 GiB container: every application's output is held until all is written); raise it "+
-		"with --%s=<n> or %s=<n> (0: no limit) and give the process the memory docs/performance.md lists, or split the input",
-		n, limit, DefaultApplications, AppsFlag, AppsEnv)
+	why := fmt.Sprintf("the default, %d, keeps", DefaultApplications)
+	if limit == DefaultApplications {
+		why = "the default, which keeps"
+	}
+	return fmt.Errorf("the input has %d applications, more than the limit of %d one run rewrites (%s the function "+
+		"within a 4 GiB container: every application's output is held until all is written); raise it with --%s=<n> "+
+		"or %s=<n> (0: no limit) and give the process the memory docs/performance.md lists, or split the input",
+		n, limit, why, AppsFlag, AppsEnv)
 }
 
 // Human writes n in the largest binary unit that divides it, as ParseBytes reads it.
