@@ -101,6 +101,11 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd.SetVersionTemplate("sparkui-fn {{.Version}}\n")
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.SetHelpCommand(&cobra.Command{Hidden: true})
+	// Read by inputlimit.TakeFlags before cobra parses anything; declared here for --help.
+	cmd.Flags().String(inputlimit.BytesFlag, inputlimit.Human(inputlimit.DefaultBytes),
+		"the most bytes of input read (Ki, Mi, Gi; 0: no limit; env "+inputlimit.BytesEnv+")")
+	cmd.Flags().Int(inputlimit.AppsFlag, inputlimit.DefaultApplications,
+		"the most applications one transform run rewrites (0: no limit; env "+inputlimit.AppsEnv+")")
 	cmd.AddCommand(validatecmd.New(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
