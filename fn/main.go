@@ -115,9 +115,18 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "validate" {
 		args = append(args[:1:1], validatecmd.NormalizeArgs(args[1:])...)
 	}
+	if isStandalone(args) {
+		var code int
+		var done bool
+		if code, done, stdin = runStandalone(args, stdin, budget, opts, stdout, stderr); done {
+			return code
+		}
+		// What is left for kyaml: the files' bytes, read and counted already, on stdin.
+		args, budget = []string{args[0], "-"}, nil
+	}
 	if len(args) > 0 && args[0] != "validate" {
-		// Standalone mode (`sparkui-fn fn-config.yaml FILE… [-]`): kyaml reads the files
-		// itself, so they are measured against the limit first.
+		// Standalone mode (`sparkui-fn fn-config.yaml FILE… [-]`) that kyaml runs: it reads
+		// the files itself, so they are measured against the limit first.
 		if err := checkFiles(args, budget); err != nil {
 			fmt.Fprintln(stderr, "sparkui-fn:", err)
 			return 1
