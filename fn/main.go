@@ -147,9 +147,12 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sparkui-fn:", err)
 		return 1
 	}
-	if len(args) > 0 {
-		// Standalone mode writes a plain stream: no results field.
-		return reportAll(results, stderr)
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			// kyaml's standalone mode (positional arguments) writes a plain stream: no results
+			// field.
+			return reportAll(results, stderr)
+		}
 	}
 	return reportErrors(results, stderr)
 }
