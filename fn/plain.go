@@ -133,6 +133,9 @@ func runStandalone(args []string, stdin io.Reader, budget *inputlimit.Budget, op
 		if function.Unreadable(it, i) != nil {
 			continue
 		}
+		// The annotations kio.ByteWriter clears without KeepReaderAnnotations, the legacy one
+		// included: an object carrying it in the input loses it in kyaml's standalone output.
+		//lint:ignore SA1019 cleared exactly as kyaml's writer clears it
 		for _, a := range []string{kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation, kioutil.SeqIndentAnnotation} {
 			if _, err := it.Pipe(yaml.ClearAnnotation(a)); err != nil {
 				return fail(err)
