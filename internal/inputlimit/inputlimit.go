@@ -47,8 +47,8 @@ type Limits struct {
 // Defaults are the limits with neither flag nor environment variable set.
 func Defaults() Limits { return Limits{Bytes: DefaultBytes, Applications: DefaultApplications} }
 
-// FromEnv is Defaults overridden by the environment variables that are set (kustomize and kpt
-// pass the environment on to an exec function, not flags).
+// FromEnv is Defaults overridden by the environment variables that are set: kustomize runs an
+// exec function with no arguments but with its own environment (kyaml fn/runtime/exec/exec.go).
 func FromEnv(getenv func(string) string) (Limits, error) {
 	l := Defaults()
 	if v := getenv(BytesEnv); v != "" {
