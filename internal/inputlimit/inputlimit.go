@@ -9,7 +9,7 @@
 //   - Applications bounds how many applications one transform run rewrites, checked once the
 //     input is parsed, before the output is built: each application adds its UI Service, RBAC,
 //     sidecar and routes, whatever the size of its own manifest (a two-line SparkApplication
-//     comes out as some 4 KB of YAML), so a byte bound alone does not bound the output.
+//     comes out as some 2.8 KB of YAML), so a byte bound alone does not bound the output.
 //
 // The defaults fit a 4 GiB container with room to spare; docs/performance.md has the
 // measurements behind them.
