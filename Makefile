@@ -20,7 +20,7 @@ help:
 	@echo "make example        run sparkui-fn on the bundled spark-submit example and print the result"
 	@echo "make test           everything: vet, gofmt, staticcheck, unit + golden + kustomize/kpt + control-plane tests, short fuzzing"
 	@echo "make check          before a commit: build, gofmt, vet and the tests that need no control plane, kustomize or kpt"
-	@echo "make generate       go generate ./... (docs/rules.md from the rule catalog)"
+	@echo "make generate       go generate ./...: docs/rules.md and troubleshooting.md's rule table from the catalog, docs/cli.md from the binaries' --help"
 	@echo "make update-golden  rewrite every golden (fn, rule fixtures, report formats, examples) and docs/rules.md; review the diff"
 	@echo "make lint           staticcheck (built once per machine into $(CACHE)/bin)"
 	@echo "make bench          benchmarks (compare runs with benchstat)"

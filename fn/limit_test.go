@@ -133,15 +133,21 @@ func TestMaxApplications(t *testing.T) {
 		{"ResourceList, env", rl, nil, "2", 1, "the input has 3 applications, more than the limit of 2"},
 		{"at the limit", rl, []string{"--max-applications", "3"}, "", 0, ""},
 		{"no limit", rl, nil, "0", 0, ""},
-		{"validate mode", rlValidate, []string{"--max-applications=1"}, "", 0, ""},
+		// Validate mode rewrites nothing: the limit does not apply (the untransformed
+		// applications are SUI060 errors, exit 1, and the list is written back).
+		{"validate mode", rlValidate, []string{"--max-applications=1"}, "", 1, "[SUI060]"},
 	} {
 		t.Setenv("SPARKUI_MAX_APPLICATIONS", tc.env)
 		var stdout, stderr bytes.Buffer
 		code := run(tc.args, bytes.NewReader(tc.in), &stdout, &stderr)
-		if code != tc.code || !strings.Contains(stderr.String(), tc.msg) || (code == 0) != (stdout.Len() > 0) {
+		refused := strings.Contains(stderr.String(), "more than the limit of")
+		if code != tc.code || !strings.Contains(stderr.String(), tc.msg) || refused == (stdout.Len() > 0) {
 			t.Errorf("%s: exit %d, want %d; %d bytes out; stderr:\n%s", tc.name, code, tc.code, stdout.Len(), stderr.String())
 		}
-		if code != 0 && !strings.Contains(stderr.String(), "--max-applications=<n> or SPARKUI_MAX_APPLICATIONS=<n>") {
+		if tc.name == "validate mode" && refused {
+			t.Errorf("validate mode was refused by the application limit:\n%s", stderr.String())
+		}
+		if refused && !strings.Contains(stderr.String(), "--max-applications=<n> or SPARKUI_MAX_APPLICATIONS=<n>") {
 			t.Errorf("%s: the message does not say how to raise the limit:\n%s", tc.name, stderr.String())
 		}
 		if code == 0 && tc.name != "validate mode" && strings.Count(stdout.String(), "kind: RoleBinding\n") != 3 {

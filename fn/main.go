@@ -19,6 +19,7 @@ import (
 
 	"github.com/sparkui/sparkui/fn/function"
 	"github.com/sparkui/sparkui/fn/validatecmd"
+	"github.com/sparkui/sparkui/internal/cli"
 	"github.com/sparkui/sparkui/internal/inputlimit"
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/internal/yamlx"
@@ -103,15 +104,38 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd.SetHelpCommand(&cobra.Command{Hidden: true})
 	// Read by inputlimit.TakeFlags before cobra parses anything; declared here for --help.
 	cmd.Flags().String(inputlimit.BytesFlag, inputlimit.Human(inputlimit.DefaultBytes),
-		"the most bytes of input read (Ki, Mi, Gi; 0: no limit; env "+inputlimit.BytesEnv+")")
+		"read at most `bytes` of input (Ki, Mi, Gi; 0: no limit; env "+inputlimit.BytesEnv+"): more is refused before it is parsed")
 	cmd.Flags().Int(inputlimit.AppsFlag, inputlimit.DefaultApplications,
-		"the most applications one transform run rewrites (0: no limit; env "+inputlimit.AppsEnv+")")
+		"rewrite at most `n` applications in one transform run (0: no limit; env "+inputlimit.AppsEnv+")")
+	cmd.SilenceUsage = true
+	cmd.SilenceErrors = true
+	cmd.InitDefaultVersionFlag()
+	if f := cmd.Flags().Lookup("version"); f != nil {
+		f.Usage = "print the version and exit 0"
+	}
+	setHelp(cmd, rootHelp)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return fmt.Errorf("%v%s", err, cli.HelpHint)
+	})
 	cmd.AddCommand(validatecmd.New(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "sparkui-fn", version.Version) },
 	})
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && args[0] != "validate" && args[0] != "version" && args[0] != "help" {
+		// standaloneConfigError reads the whole first file: within the limit only.
+		if st, err := os.Stat(args[0]); err == nil && st.Mode().IsRegular() {
+			if err := inputlimit.NewBudget(lim.Bytes).Draw(args[0], st.Size()); err != nil {
+				fmt.Fprintln(stderr, "sparkui-fn:", err)
+				return 1
+			}
+		}
+		if err := standaloneConfigError(args[0]); err != nil {
+			fmt.Fprintln(stderr, "sparkui-fn:", err)
+			return 1
+		}
+	}
 	if len(args) > 0 && args[0] == "validate" {
 		args = append(args[:1:1], validatecmd.NormalizeArgs(args[1:])...)
 	}

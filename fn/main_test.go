@@ -125,6 +125,48 @@ func TestValidateModeLeavesItems(t *testing.T) {
 	}
 }
 
+// TestStandaloneFirstFileIsNotAConfig: `sparkui-fn manifests.yaml` says that the first file is
+// read as the configuration, what it holds instead, and the two ways to call the function;
+// nothing on stdout, exit 1.
+func TestStandaloneFirstFileIsNotAConfig(t *testing.T) {
+	dir := t.TempDir()
+	manifests := dir + "/manifests.yaml"
+	os.WriteFile(manifests, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: d, labels: {spark-role: driver}}\n"), 0o600)
+	twoConfigs := dir + "/two.yaml"
+	os.WriteFile(twoConfigs, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"), 0o600)
+	values := dir + "/values.yaml"
+	os.WriteFile(values, []byte("replicaCount: 1\n"), 0o600)
+	for _, tc := range []struct {
+		args []string
+		what string
+	}{
+		{[]string{manifests}, "it holds a v1 Pod"},
+		{[]string{manifests, dir + "/other.yaml"}, "it holds a v1 Pod"},
+		{[]string{twoConfigs, manifests}, "it holds 2 documents, and a functionConfig is one"},
+		{[]string{values, manifests}, "it holds no Kubernetes object"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(tc.args, strings.NewReader(""), &stdout, &stderr)
+		want := "sparkui-fn: " + tc.args[0] + " is the first file, which sparkui-fn reads as its functionConfig (the configuration), but " + tc.what + ".\n" +
+			"  Give the configuration first, then the manifests:  sparkui-fn CONFIG.yaml " + tc.args[0] + "\n" +
+			"  or, for the default configuration, pipe the manifests:  sparkui-fn < " + tc.args[0] + "\n" +
+			"  A configuration is a sparkui.dev/v1alpha1 SparkUIService, or a v1 ConfigMap (docs/configuration.md).\n"
+		if code != 1 || stdout.Len() != 0 || stderr.String() != want {
+			t.Errorf("%v: exit %d, stdout %q, stderr:\n%s\nwant exit 1 and:\n%s", tc.args, code, stdout.String(), stderr.String(), want)
+		}
+	}
+}
+
+// TestStandaloneMissingConfig: a first file that cannot be read is named as the configuration.
+func TestStandaloneMissingConfig(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"nope.yaml", "m.yaml"}, strings.NewReader(""), &stdout, &stderr)
+	want := "sparkui-fn: cannot read the functionConfig (the first file of sparkui-fn CONFIG.yaml FILE...): open nope.yaml: no such file or directory\n"
+	if code != 1 || stdout.Len() != 0 || stderr.String() != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, stdout.String(), stderr.String(), want)
+	}
+}
+
 // TestConfigShapeFailsTheRun: through the binary, a ConfigMap functionConfig whose data is a
 // list, and a runtime image with a newline, fail the run (exit 1, the field on stderr) where
 // they used to give every default, or the newline in every driver Pod, and exit 0.

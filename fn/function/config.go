@@ -212,8 +212,7 @@ func fromConfigMap(fc *yaml.RNode, cfg *Config) (map[string]any, framework.Resul
 		}
 		path, ok := configMapKeys[key]
 		if !ok {
-			results = append(results, validate.ConfigError(fc, fieldpath.Key("data", key),
-				"unknown key; known keys: "+strings.Join(knownKeys(), ", ")+", and spark.* properties"))
+			results = append(results, validate.ConfigError(fc, fieldpath.Key("data", key), unknownKeyMessage(key)))
 			return
 		}
 		var value any = val
@@ -400,7 +399,7 @@ func describe(leaf schemaError, pathOf func(string) string) (string, string) {
 			fields = append(fields, strings.Trim(f, "'"))
 		}
 		parent := pathOf(leaf.InstanceLocation)
-		return fieldpath.Key(parent, strings.Join(fields, ", ")), "unknown field"
+		return fieldpath.Key(parent, strings.Join(fields, ", ")), unknownFieldsMessage(leaf.InstanceLocation, fields)
 	}
 	field := pathOf(leaf.InstanceLocation)
 	if field == "" {

@@ -79,7 +79,7 @@ func TestTypedConfigShape(t *testing.T) {
 		{head + "metadata: {name: s}\nspec: [transform]\n", "spec | [SUI014] invalid functionConfig: spec: expected object, but got array"},
 		{head + "metadata: [s]\n", "metadata | [SUI014] invalid functionConfig: metadata: expected object, but got array"},
 		{head + "metadata: {name: s}\nspec: {service: NodePort}\n", "spec.service | [SUI014] invalid functionConfig: spec.service: expected object, but got string"},
-		{head + "metadata: {name: s}\ndata: {serviceType: NodePort}\n", "data | [SUI014] invalid functionConfig: data: unknown field"},
+		{head + "metadata: {name: s}\ndata: {serviceType: NodePort}\n", "data | [SUI014] invalid functionConfig: data: unknown field. Valid fields here: apiVersion, kind, metadata, spec"},
 	} {
 		_, got := configErrors(t, tc.doc)
 		if d := cmp.Diff([]string{tc.want}, got); d != "" {

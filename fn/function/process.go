@@ -67,10 +67,15 @@ func ProcessWith(rl *framework.ResourceList, o Options) error {
 		// Validate what is written, with the very rules validate mode uses.
 		m = app.BuildWith(yamlx.Unalias(rl.Items).Items, opts)
 	}
-	rl.Results = append(rl.Results, validate.Run(&validate.Context{
+	ctx := &validate.Context{
 		Model:                m,
 		RBACManagedElsewhere: !cfg.Transform.CreateRBAC,
 		History:              &cfg.Transform.History,
-	})...)
+	}
+	if cfg.Mode == "validate" {
+		// Validate mode checks what a transform should already have produced (SUI060).
+		ctx.Expect = &validate.Expect{UIService: cfg.Transform.ServiceEnabled}
+	}
+	rl.Results = append(rl.Results, validate.Run(ctx)...)
 	return nil
 }

@@ -83,6 +83,9 @@ func collectSources(paths []string, stdin io.Reader, stdinName string, budget *i
 				}
 				return nil
 			}
+			if kustomizationFiles[d.Name()] {
+				return &KustomizationError{Dir: filepath.Dir(filepath.Clean(path)), File: filepath.Clean(path)}
+			}
 			if ext := filepath.Ext(path); ext != ".yaml" && ext != ".yml" {
 				return nil
 			}
@@ -108,6 +111,21 @@ func collectSources(paths []string, stdin io.Reader, stdinName string, budget *i
 		}
 	}
 	return out, nil
+}
+
+// kustomizationFiles are the names kustomize reads a kustomization from
+// (sigs.k8s.io/kustomize/api/konfig.RecognizedKustomizationFileNames).
+var kustomizationFiles = map[string]bool{"kustomization.yaml": true, "kustomization.yml": true, "Kustomization": true}
+
+// KustomizationError: a directory to validate is (or holds) a kustomization. Its files are
+// kustomize's input, not what gets applied: read as they are, its resources, its
+// functionConfig and any expected output next to them make no sense together (an
+// application seen twice, nothing transformed).
+type KustomizationError struct{ Dir, File string }
+
+func (e *KustomizationError) Error() string {
+	return fmt.Sprintf("%s is a kustomization (%s): validate what it builds, not its files:\n"+
+		"  kustomize build --enable-alpha-plugins --enable-exec %s | sparkui-fn validate --stdin-name %s -", e.Dir, e.File, e.Dir, e.Dir)
 }
 
 func fileType(m fs.FileMode) string {
