@@ -100,6 +100,7 @@ fuzz:
 	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
 	go test -run='^$$' -fuzz='^FuzzValidate$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
 	go test -run='^$$' -fuzz='^FuzzWriteWrapped$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
+	go test -run='^$$' -fuzz='^FuzzEncodeItems$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
 
 test: build tools fmt-check vet lint unit fuzz
 

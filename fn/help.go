@@ -20,8 +20,10 @@ var rootHelp = cli.Command{
 	},
 	Long: `The functionConfig is a sparkui.dev/v1alpha1 SparkUIService or a v1 ConfigMap
 (docs/configuration.md); none means every default. Results go to the ResourceList, and one
-line per error to stderr, which is all kustomize shows of a failing function. The items are
-written even when a result is an error.`,
+line per error to stderr, which is all kustomize shows of a failing function; plain YAML and a
+v1 List have no results field: every result goes to stderr. The items are written even when a
+result is an error. An input over --max-input-bytes or --max-applications is refused, nothing
+written (docs/configuration.md, Input limits).`,
 	Commands: []cli.Sub{
 		{Name: "validate", Short: "check plain YAML with sparkui's rules (text, json, sarif or junit report)"},
 		{Name: "version", Short: "print the version"},
@@ -36,7 +38,7 @@ written even when a result is an error.`,
 	},
 	Exit: []cli.Exit{
 		{Code: 0, Meaning: "no result of severity error"},
-		{Code: 1, Meaning: "a result of severity error (the output and results are still written), or unreadable input"},
+		{Code: 1, Meaning: "a result of severity error (the output and results are still written), unreadable input, or an input over a limit (nothing written)"},
 	},
 	See: "docs/cli.md, docs/configuration.md, docs/rules.md",
 }

@@ -166,3 +166,39 @@ func TestStandaloneMissingConfig(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, stdout.String(), stderr.String(), want)
 	}
 }
+
+// TestConfigShapeFailsTheRun: through the binary, a ConfigMap functionConfig whose data is a
+// list, and a runtime image with a newline, fail the run (exit 1, the field on stderr) where
+// they used to give every default, or the newline in every driver Pod, and exit 0.
+func TestConfigShapeFailsTheRun(t *testing.T) {
+	for _, tc := range []struct{ fc, field string }{
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: [serviceType=NodePort]\n", " data: [SUI014]"},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {runtimeImage: \"ghcr.io/x/y:1\\n--evil\"}\n", " data.runtimeImage: [SUI014]"},
+	} {
+		in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + indentItems([]string{string(readKubeflowApp(t))}) +
+			"functionConfig:\n" + indentBlock(tc.fc, "  ")
+		var stdout, stderr bytes.Buffer
+		code := run(nil, strings.NewReader(in), &stdout, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), tc.field) {
+			t.Errorf("%s: exit %d, stderr:\n%s", tc.fc, code, stderr.String())
+		}
+		items, _, ok := strings.Cut(stdout.String(), "\nfunctionConfig:\n")
+		if !ok || strings.Contains(items, "--evil") || strings.Contains(items, "sparkui-runtime") {
+			t.Errorf("the items were rewritten with a bad config:\n%s", stdout.String())
+		}
+	}
+}
+
+func readKubeflowApp(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/assets/carriers/kubeflow-sparkapplication.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func indentBlock(s, by string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return by + strings.Join(lines, "\n"+by) + "\n"
+}

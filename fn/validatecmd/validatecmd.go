@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/sparkui/sparkui/fn/function"
 	"github.com/sparkui/sparkui/internal/cli"
+	"github.com/sparkui/sparkui/internal/inputlimit"
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/validate/report"
 )
@@ -42,7 +44,7 @@ var Help = cli.Command{
 	Path:  "sparkui-fn validate",
 	Short: "check plain YAML with sparkui's rules; nothing is changed or written back",
 	Usage: []string{
-		"sparkui-fn validate [FILE|DIR|-]... [--output text|json|sarif|junit] [--config FILE] [--stdin-name NAME]",
+		"sparkui-fn validate [FILE|DIR|-]... [--output text|json|sarif|junit] [--config FILE] [--stdin-name NAME] [--max-input-bytes BYTES]",
 	},
 	Long: `Runs exactly what the KRM function runs with mode: validate, on all the objects at once (an
 application's Pod, Services, ConfigMap and RBAC may sit in different files), and reports each
@@ -65,7 +67,7 @@ transformed is an error (SUI060), and so is an input with no object at all.`,
 	Exit: []cli.Exit{
 		{Code: ExitClean, Meaning: "no finding of severity error (warnings and info may be printed)"},
 		{Code: ExitFindings, Meaning: "at least one finding of severity error"},
-		{Code: ExitUnusable, Meaning: "unusable input, the reason on stderr and nothing on stdout: an unreadable file, a YAML syntax error, a bad flag or --config, no object at all, a kustomization directory"},
+		{Code: ExitUnusable, Meaning: "unusable input, the reason on stderr and nothing on stdout: an unreadable file, a YAML syntax error, a bad flag or --config, no object at all, a kustomization directory, an input over --max-input-bytes"},
 	},
 	See: "docs/validate.md, docs/rules.md",
 }
@@ -76,6 +78,8 @@ type Options struct {
 	Config    string
 	StdinName string
 	Paths     []string
+	// MaxInputBytes bounds what is read from every input together; 0 is no limit.
+	MaxInputBytes int64
 }
 
 // New is the cobra command. It prints its own messages and returns an ExitCode when the
@@ -96,7 +100,24 @@ func New() *cobra.Command {
 			return nil
 		},
 	}
+	var maxBytes string
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		lim, err := inputlimit.FromEnv(os.Getenv)
+		if err == nil && maxBytes != "" {
+			lim.Bytes, err = inputlimit.ParseBytes(maxBytes)
+			if err != nil {
+				err = fmt.Errorf("--%s=%q: %v", inputlimit.BytesFlag, maxBytes, err)
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "sparkui-fn validate: %v\n", err)
+			return ExitCode(ExitUnusable)
+		}
+		o.MaxInputBytes = lim.Bytes
+		return nil
+	}
 	f := cmd.Flags()
+	f.StringVar(&maxBytes, inputlimit.BytesFlag, "", "the most `bytes` read from all inputs together (default 16Mi, or $SPARKUI_MAX_INPUT_BYTES; units Ki, Mi, Gi; 0: no limit): a larger input is refused (exit 2) before it is parsed")
 	f.StringVarP(&o.Output, "output", "o", "text", "the report's `format`: text (file:line: severity: message, a summary on stderr), json, sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML)")
 	f.StringVar(&o.Config, "config", "", "a functionConfig `file` (SparkUIService or ConfigMap) for the other settings, e.g. createRBAC: \"false\" or spark.* properties; its mode is always validate")
 	f.StringVar(&o.StdinName, "stdin-name", "stdin", "the file `name` reports give standard input")
@@ -164,7 +185,7 @@ func NormalizeArgs(args []string) []string {
 			name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 			dashes := ""
 			switch name {
-			case "output", "config", "stdin-name", "help":
+			case "output", "config", "stdin-name", "help", inputlimit.BytesFlag:
 				dashes = "--"
 			case "o", "h":
 				dashes = "-"
@@ -233,7 +254,7 @@ func placeLine(o *object, r *framework.Result) int {
 // (an application's Pod, Services, ConfigMap and RBAC may sit in different files) and places
 // each result at its file and line.
 func Validate(opts Options, stdin io.Reader) (*report.Report, error) {
-	srcs, err := collectSources(opts.Paths, stdin, opts.StdinName)
+	srcs, err := collectSources(opts.Paths, stdin, opts.StdinName, inputlimit.NewBudget(opts.MaxInputBytes))
 	if err != nil {
 		return nil, err
 	}
