@@ -133,7 +133,7 @@ func TestCarrierMatrix(t *testing.T) {
 				cases++
 				t.Run(mc.name+"/"+route+"/"+f.name, func(t *testing.T) {
 					items := matrixInput(t, mc, route, f)
-					cfg := map[string]string{"kubeflowRoute": route}
+					cfg := map[string]string{"kubeflowInjection": route}
 					for k, v := range f.config {
 						cfg[k] = v
 					}

@@ -385,7 +385,7 @@ func TestExamples(t *testing.T) {
 	// output with serviceType=NodePort, and a kubeflow SparkApplication on the webhook route.
 	for _, ex := range []struct{ dir, config, namespace, prefix string }{
 		{"examples/kpt-imperative", "serviceType=NodePort", "reporting", "daily-report-7c2e9a4b1d8f3e60"},
-		{"examples/kubeflow-webhook", "kubeflowRoute=webhook", "etl", "events-etl-sparkui"},
+		{"examples/kubeflow-webhook", "kubeflowInjection=webhook", "etl", "events-etl-sparkui"},
 	} {
 		t.Run(strings.TrimPrefix(ex.dir, "examples/"), func(t *testing.T) {
 			kptEvalExample(t, ex.dir, ex.config, ex.namespace, ex.prefix)

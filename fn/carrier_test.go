@@ -25,7 +25,7 @@ func TestCarrierOutputValidatesClean(t *testing.T) {
 				t.Fatal(err)
 			}
 			route := "template"
-			if strings.Contains(string(src), "kubeflowRoute: webhook") {
+			if strings.Contains(string(src), "kubeflowInjection: webhook") {
 				route = "webhook"
 			}
 			out, err := yaml.Parse(string(runProcessor(t, src)))
@@ -36,7 +36,7 @@ func TestCarrierOutputValidatesClean(t *testing.T) {
 			if err := out.PipeE(yaml.Clear("results")); err != nil {
 				t.Fatal(err)
 			}
-			out.SetMapField(yaml.MustParse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {mode: validate, kubeflowRoute: "+route+"}"), "functionConfig")
+			out.SetMapField(yaml.MustParse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {mode: validate, kubeflowInjection: "+route+"}"), "functionConfig")
 			v, err := yaml.Parse(string(runProcessor(t, []byte(out.MustString()))))
 			if err != nil {
 				t.Fatal(err)

@@ -128,7 +128,7 @@ func runFixture(t *testing.T, path string) framework.Results {
 }
 
 // fixtureConfig reads the fixture's functionConfig: a ConfigMap with mode: validate and
-// nothing else but spark.* keys (spec.sparkConf in the ConfigMap form), kubeflowRoute,
+// nothing else but spark.* keys (spec.sparkConf in the ConfigMap form), kubeflowInjection,
 // historyServerURL and historyRedirectorPort (the function passes its historyServer to the
 // rules in either mode, so the fixtures are run with it too), and serviceEnabled: in validate
 // mode the function tells the rules what transform would have added (SUI060), service.enabled
@@ -162,7 +162,7 @@ func fixtureConfig(t *testing.T, fc *yaml.RNode) (map[string]string, app.Route, 
 				t.Fatalf("historyRedirectorPort %q: %v", v, err)
 			}
 			history.RedirectorPort = p
-		case k == "kubeflowRoute" && (v == "template" || v == "webhook"):
+		case k == "kubeflowInjection" && (v == "template" || v == "webhook"):
 			if v == "webhook" {
 				route = app.RouteWebhook
 			}
@@ -172,7 +172,7 @@ func fixtureConfig(t *testing.T, fc *yaml.RNode) (map[string]string, app.Route, 
 			}
 			conf[k] = v
 		default:
-			t.Fatalf("functionConfig key %q: the rule fixtures take mode, serviceEnabled, kubeflowRoute, historyServerURL, historyRedirectorPort and spark.* keys only", k)
+			t.Fatalf("functionConfig key %q: the rule fixtures take mode, serviceEnabled, kubeflowInjection, historyServerURL, historyRedirectorPort and spark.* keys only", k)
 		}
 	}
 	return conf, route, history, expect

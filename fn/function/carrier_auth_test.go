@@ -43,7 +43,7 @@ func TestRuntimeAuthEveryCarrier(t *testing.T) {
 		for _, route := range routes {
 			name := filepath.Base(filepath.Dir(in)) + "/" + route
 			t.Run(name, func(t *testing.T) {
-				fc := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: sparkui}\ndata:\n  authBearerSecret: spark-ui-jws/token\n  kubeflowRoute: " + route + "\n"
+				fc := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: sparkui}\ndata:\n  authBearerSecret: spark-ui-jws/token\n  kubeflowInjection: " + route + "\n"
 				items := process(t, readItems(t, in), fc)
 				again := process(t, items, fc)
 				if a, b := itemsString(t, items), itemsString(t, again); a != b {

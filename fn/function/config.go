@@ -29,14 +29,15 @@ type Config struct {
 	SparkConf map[string]string
 	// authBoth: both credentials were set (an error checkAuth reports).
 	authBoth bool
-	// KubeflowRoute is spec.kubeflow.route: "template" (default) or "webhook".
-	KubeflowRoute string
+	// KubeflowInjection is spec.kubeflow.injection (formerly spec.kubeflow.route): "template"
+	// (default) or "webhook".
+	KubeflowInjection string
 }
 
 func defaults() Config {
 	return Config{
-		Mode:          "transform",
-		KubeflowRoute: "template",
+		Mode:              "transform",
+		KubeflowInjection: "template",
 		Transform: transform.Options{
 			ServiceEnabled: true,
 			ServiceType:    "ClusterIP",
@@ -59,9 +60,11 @@ var configMapKeys = map[string][]string{
 	"runtimeImage":   {"spec", "runtime", "image"},
 	"createRBAC":     {"spec", "rbac", "create"},
 	// "<secret name>/<key>": the typed form's {name, key}.
-	"authBearerSecret": {"spec", "runtime", "auth", "bearerTokenSecret"},
-	"authHeaderSecret": {"spec", "runtime", "auth", "headerSecret"},
-	"kubeflowRoute":    {"spec", "kubeflow", "route"},
+	"authBearerSecret":  {"spec", "runtime", "auth", "bearerTokenSecret"},
+	"authHeaderSecret":  {"spec", "runtime", "auth", "headerSecret"},
+	"kubeflowInjection": {"spec", "kubeflow", "injection"},
+	// The deprecated spelling of kubeflowInjection (deprecatedKubeflowRoute).
+	"kubeflowRoute": {"spec", "kubeflow", "route"},
 	// "namespace/name[/sectionName]", or a name alone: one parentRef.
 	"routeKind":         {"spec", "route", "kind"},
 	"routeHostname":     {"spec", "route", "hostname"},
@@ -126,12 +129,50 @@ func LoadConfig(fc *yaml.RNode) (Config, framework.Results) {
 		results = append(results, checkRoute(fc, cfg.Transform.Route, pathOf)...)
 		results = append(results, checkHistory(fc, cfg.Transform.History, pathOf)...)
 		results = append(results, checkImage(fc, cfg.Transform.RuntimeImage, pathOf)...)
+		results = append(results, checkKubeflowInjection(fc, typed, &cfg, pathOf)...)
 	}
 	if len(results) > 0 {
 		sortResults(results)
 		return cfg, results
 	}
 	return cfg, nil
+}
+
+// HasError says whether LoadConfig's results refuse the functionConfig: a deprecation is a
+// warning, and the configuration it comes with is used.
+func HasError(results framework.Results) bool {
+	for _, r := range results {
+		if r.Severity == framework.Error {
+			return true
+		}
+	}
+	return false
+}
+
+// checkKubeflowInjection reads the deprecated spelling of kubeflow.injection. It was
+// kubeflow.route, one word with spec.route (the link users open) for another thing (where
+// sparkui writes into a kubeflow SparkApplication); it is still read, with a warning naming
+// the new field, until the next minor version removes it. Both spellings with different
+// values cannot be resolved and are an error naming both.
+func checkKubeflowInjection(fc *yaml.RNode, typed map[string]any, cfg *Config, pathOf func(string) string) framework.Results {
+	kf, _ := typed["spec"].(map[string]any)
+	kf, _ = kf["kubeflow"].(map[string]any)
+	old, hasOld := kf["route"].(string)
+	if !hasOld {
+		return nil
+	}
+	oldField, newField := pathOf("/spec/kubeflow/route"), pathOf("/spec/kubeflow/injection")
+	if cur, hasNew := kf["injection"].(string); hasNew {
+		if cur != old {
+			return framework.Results{validate.ConfigError(fc, oldField+", "+newField,
+				fmt.Sprintf("%s is the deprecated spelling of %s and they disagree (%q, %q): keep %s alone", oldField, newField, old, cur, newField))}
+		}
+		return framework.Results{validate.ConfigDeprecated(fc, oldField,
+			fmt.Sprintf("renamed %s, which is also set to the same value: remove %s", newField, oldField))}
+	}
+	cfg.KubeflowInjection = old
+	return framework.Results{validate.ConfigDeprecated(fc, oldField,
+		fmt.Sprintf("renamed %s (same values: template, webhook); the old name is read, with this warning, for one more minor version", newField))}
 }
 
 // checkAuth checks what the schema cannot say: one credential at most, and a Secret name and
@@ -291,10 +332,15 @@ func configMapShape(fc *yaml.RNode) framework.Results {
 	return out
 }
 
+// deprecatedKeys are read (with a warning) but no longer offered.
+var deprecatedKeys = map[string]bool{"kubeflowRoute": true}
+
 func knownKeys() []string {
 	var ks []string
 	for k := range configMapKeys {
-		ks = append(ks, k)
+		if !deprecatedKeys[k] {
+			ks = append(ks, k)
+		}
 	}
 	sort.Strings(ks)
 	return ks
@@ -354,8 +400,9 @@ func applyTyped(typed map[string]any, cfg *Config) {
 		cfg.Transform.CreateRBAC = v.(bool)
 	}
 	applyRoute(get, &cfg.Transform.Route)
-	if v, ok := get("spec", "kubeflow", "route"); ok {
-		cfg.KubeflowRoute = v.(string)
+	// The deprecated spec.kubeflow.route is read by checkKubeflowInjection.
+	if v, ok := get("spec", "kubeflow", "injection"); ok {
+		cfg.KubeflowInjection = v.(string)
 	}
 	if v, ok := get("spec", "historyServer", "url"); ok {
 		cfg.Transform.History.URL = v.(string)

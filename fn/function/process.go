@@ -29,8 +29,8 @@ func Process(rl *framework.ResourceList) error { return ProcessWith(rl, Options{
 // over them, and it does so before anything is rewritten.
 func ProcessWith(rl *framework.ResourceList, o Options) error {
 	cfg, results := LoadConfig(rl.FunctionConfig)
-	if len(results) > 0 {
-		rl.Results = append(rl.Results, results...)
+	rl.Results = append(rl.Results, results...)
+	if HasError(results) {
 		return nil
 	}
 	input := rl.Items
@@ -43,7 +43,7 @@ func ProcessWith(rl *framework.ResourceList, o Options) error {
 		return nil
 	}
 	opts := app.CarrierOptions{SparkConf: cfg.SparkConf}
-	if cfg.KubeflowRoute == "webhook" {
+	if cfg.KubeflowInjection == "webhook" {
 		opts.KubeflowRoute = app.RouteWebhook
 	}
 	// Read and edit the objects as YAML readers resolve their aliases and merge keys: an

@@ -29,7 +29,7 @@ type schemaError struct {
 
 // knownKeywords are the keywords checkValue understands; annotations are ignored.
 var knownKeywords = map[string]bool{
-	"$schema": true, "$id": true, "title": true, "description": true, "default": true,
+	"$schema": true, "$id": true, "title": true, "description": true, "default": true, "deprecated": true,
 	"type": true, "required": true, "additionalProperties": true, "properties": true,
 	"const": true, "enum": true, "minimum": true, "maximum": true, "minLength": true,
 	"items": true, "maxItems": true,

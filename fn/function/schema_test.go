@@ -96,6 +96,8 @@ func TestSchemaAgreesWithLibrary(t *testing.T) {
 		`{` + head + `, "spec": {"kubeflow": {"route": "Webhook"}}}`,
 		`{` + head + `, "spec": {"kubeflow": {"route": "template", "version": 2}}}`,
 		`{` + head + `, "spec": {"kubeflow": "template"}}`,
+		`{` + head + `, "spec": {"kubeflow": {"injection": "webhook"}}}`,
+		`{` + head + `, "spec": {"kubeflow": {"injection": "Webhook", "route": "web"}}}`,
 		`{` + head + `, "spec": {"mode": "fix", "service": {"type": "x", "port": 99999, "colour": 1}, "rbac": {"create": "no"}}}`,
 		`{` + head + `, "spec": {"runtime": {"auth": {"bearerTokenSecret": {"name": "jws", "key": "token"}}}}}`,
 		`{` + head + `, "spec": {"runtime": {"auth": {"headerSecret": {"name": "h", "key": "header"}}}}}`,
