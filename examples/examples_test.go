@@ -391,6 +391,22 @@ func TestExamples(t *testing.T) {
 			kptEvalExample(t, ex.dir, ex.config, ex.namespace, ex.prefix)
 		})
 	}
+	// The deprecated key kubeflowRoute still works through kpt: the same output as
+	// kubeflowInjection, the exit code 0, and kpt shows the warning that names the new key.
+	t.Run("kubeflow-webhook/deprecated-kubeflowRoute", func(t *testing.T) {
+		code, out, errOut := runExit(t, nil, kptBin(t), "fn", "eval", "examples/kubeflow-webhook", "--exec", "bin/sparkui-fn", "--output", "unwrap", "--", "kubeflowRoute=webhook")
+		want, err := os.ReadFile(filepath.Join(root, "examples/kubeflow-webhook/expected.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code != 0 || out != string(want) {
+			t.Errorf("kubeflowRoute=webhook: exit %d, output differs from kubeflowInjection=webhook's expected.yaml (-want +got):\n%s\nstderr:\n%s", code, cmp.Diff(lines(want), lines([]byte(out))), errOut)
+		}
+		const warning = "[SUI014] deprecated functionConfig field: data.kubeflowRoute: renamed data.kubeflowInjection"
+		if !strings.Contains(errOut, warning) {
+			t.Errorf("kpt's stderr lacks the deprecation warning %q:\n%s", warning, errOut)
+		}
+	})
 
 	// kpt fn render with the function in the Kptfile pipeline (exec, a mutator and a
 	// validator): spark-submit output with a TLS UI, and an Apache SparkApplication.
