@@ -24,20 +24,25 @@ func krustyBuild(t testing.TB, dir string) []byte {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(root, dir)
 	}
-	opts := krusty.MakeDefaultOptions()
-	opts.Reorder = krusty.ReorderOptionUnspecified
-	opts.PluginConfig = types.EnabledPluginConfig(types.BploUseStaticallyLinked)
-	opts.PluginConfig.FnpLoadingOptions.EnableExec = true
-	opts.PluginConfig.HelmConfig.Command = "helm" // the CLI's --helm-command default; no example uses it
-	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		t.Fatalf("kustomize build (in process, krusty) %s: %v", dir, err)
-	}
-	out, err := m.AsYaml()
+	out, err := krustyRun(dir)
 	if err != nil {
 		t.Fatalf("kustomize build (in process, krusty) %s: %v", dir, err)
 	}
 	return out
+}
+
+// krustyRun is krustyBuild returning the error.
+func krustyRun(dir string) ([]byte, error) {
+	opts := krusty.MakeDefaultOptions()
+	opts.Reorder = krusty.ReorderOptionUnspecified
+	opts.PluginConfig = types.EnabledPluginConfig(types.BploUseStaticallyLinked)
+	opts.PluginConfig.FnpLoadingOptions.EnableExec = true
+	opts.PluginConfig.HelmConfig.Command = "helm" // the CLI's --helm-command default; nothing here uses it
+	m, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, err
+	}
+	return m.AsYaml()
 }
 
 // BenchmarkKustomizeBuild compares one build of examples/kubeflow (sparkui-fn as an exec
