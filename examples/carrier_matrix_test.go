@@ -296,7 +296,7 @@ func propertiesWith(text, prefix, line string) string {
 }
 
 // setHostNetwork puts the driver on the host network, or takes it off: the pod spec's
-// hostNetwork (and Kubernetes' DNS policy for it), and on the kubeflow webhook route
+// hostNetwork (and Kubernetes' DNS policy for it), and on the kubeflow webhook injection
 // spec.driver.hostNetwork, which the webhook applies (sparkpod_defaulter.go addHostNetwork).
 func setHostNetwork(t *testing.T, items []*yaml.RNode, route string, on bool) {
 	t.Helper()
@@ -445,8 +445,8 @@ func matrixExplained(mc matrixCarrier, route string, f matrixFeature) string {
 
 // operatorDriverPod is the driver Pod an operator builds from a rewritten operator resource,
 // as far as the API server's validation of it goes; nil for any other object. kubeflow's
-// template route and Apache: the template's metadata and spec (kubeflowTemplatePod,
-// apacheTemplatePod). kubeflow's webhook route: what the operator's mutating webhook adds to
+// template injection and Apache: the template's metadata and spec (kubeflowTemplatePod,
+// apacheTemplatePod). kubeflow's webhook injection: what the operator's mutating webhook adds to
 // the Pod spark-submit makes (kubeflowWebhookPod).
 func operatorDriverPod(t *testing.T, it *yaml.RNode, route string) *yaml.RNode {
 	t.Helper()
@@ -457,7 +457,7 @@ func operatorDriverPod(t *testing.T, it *yaml.RNode, route string) *yaml.RNode {
 		if p := kubeflowTemplatePod(t, it); p != nil {
 			return p
 		}
-		t.Fatalf("%s %s: no driver template on the template route", it.GetKind(), it.GetName())
+		t.Fatalf("%s %s: no driver template on the template injection", it.GetKind(), it.GetName())
 	case strings.HasPrefix(it.GetApiVersion(), "spark.apache.org/") && it.GetKind() == "SparkApplication":
 		return apacheTemplatePod(t, it)
 	case it.GetApiVersion() == "sparkoperator.k8s.io/v1alpha1" && it.GetKind() == "SparkConnect":
@@ -573,7 +573,7 @@ func apacheTemplatePod(t *testing.T, it *yaml.RNode) *yaml.RNode {
 	return pod
 }
 
-// kubeflowWebhookPod is the driver Pod of a kubeflow resource on the webhook route: the Pod
+// kubeflowWebhookPod is the driver Pod of a kubeflow resource on the webhook injection: the Pod
 // spark-submit makes (from the template when there is one, as kubeflowTemplatePod; else a
 // spark-kubernetes-driver container), mutated as kubeflow's webhook does
 // (kubeflow/spark-operator internal/webhook/sparkpod_defaulter.go): addVolumes adds each

@@ -305,7 +305,7 @@ func TestExamples(t *testing.T) {
 
 	// kustomize build with sparkui-fn as an exec transformer: one kustomization, a dual-stack
 	// NodePort one, an overlay (namespace + namePrefix) over a base of three applications,
-	// kubeflow SparkApplication + ScheduledSparkApplication (template route), and driver
+	// kubeflow SparkApplication + ScheduledSparkApplication (template injection), and driver
 	// workloads (StatefulSet, Deployment, Job, CronJob).
 	for _, ex := range []struct{ dir, kustomization string }{
 		{"examples/kustomize", "examples/kustomize"},
@@ -382,7 +382,7 @@ func TestExamples(t *testing.T) {
 	})
 
 	// kpt fn eval --exec, functionConfig from key=value arguments (a ConfigMap): spark-submit
-	// output with serviceType=NodePort, and a kubeflow SparkApplication on the webhook route.
+	// output with serviceType=NodePort, and a kubeflow SparkApplication on the webhook injection.
 	for _, ex := range []struct{ dir, config, namespace, prefix string }{
 		{"examples/kpt-imperative", "serviceType=NodePort", "reporting", "daily-report-7c2e9a4b1d8f3e60"},
 		{"examples/kubeflow-webhook", "kubeflowInjection=webhook", "etl", "events-etl-sparkui"},

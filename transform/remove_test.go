@@ -10,13 +10,13 @@ import (
 	"github.com/sparkui/sparkui/internal/app"
 )
 
-func build(t *testing.T, doc string, route app.Route) (*app.Model, []*yaml.RNode) {
+func build(t *testing.T, doc string, route app.Injection) (*app.Model, []*yaml.RNode) {
 	t.Helper()
 	items, err := (&kio.ByteReader{Reader: strings.NewReader(doc), OmitReaderAnnotations: true}).Read()
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := app.BuildWith(items, app.CarrierOptions{KubeflowRoute: route})
+	m := app.BuildWith(items, app.CarrierOptions{KubeflowInjection: route})
 	if len(m.Apps) != 1 {
 		t.Fatalf("%d apps, carrier errors %+v", len(m.Apps), m.CarrierErrors)
 	}
@@ -58,7 +58,7 @@ spec:
 `,
 	} {
 		t.Run(name, func(t *testing.T) {
-			m, items := build(t, doc, app.RouteTemplate)
+			m, items := build(t, doc, app.InjectTemplate)
 			before := str(t, items[0])
 			RemoveRuntime(m.Apps[0])
 			if got := str(t, items[0]); got != before {
@@ -74,20 +74,20 @@ spec:
 func TestRemoveRuntimeUndoesInject(t *testing.T) {
 	for name, tc := range map[string]struct {
 		doc   string
-		route app.Route
+		route app.Injection
 	}{
 		"pod": {`apiVersion: v1
 kind: Pod
 metadata: {name: d-driver, namespace: ns, labels: {spark-role: driver, spark-app-selector: spark-1}}
 spec:
   containers: [{name: spark-kubernetes-driver}]
-`, app.RouteTemplate},
+`, app.InjectTemplate},
 		"kubeflow webhook": {`apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication
 metadata: {name: pi, namespace: ns}
 spec:
   driver: {cores: 1}
-`, app.RouteWebhook},
+`, app.InjectWebhook},
 		"deployment": {`apiVersion: apps/v1
 kind: Deployment
 metadata: {name: nb, namespace: ns}
@@ -96,7 +96,7 @@ spec:
     metadata: {labels: {spark-role: driver}}
     spec:
       containers: [{name: nb}]
-`, app.RouteTemplate},
+`, app.InjectTemplate},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m, items := build(t, tc.doc, tc.route)

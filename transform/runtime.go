@@ -194,8 +194,8 @@ func PrepareCarrier(a *app.App) error {
 // SUI009 rely on.
 func injectCarrier(a *app.App, o Options) {
 	c := a.Carrier
-	// Switching kubeflow routes on sparkui's own output: the other route's copies go.
-	RemoveOffRoute(c)
+	// Switching kubeflow injections on sparkui's own output: the other route's copies go.
+	RemoveOtherInjection(c)
 	labels, _, err := c.Ensure(app.SlotPodLabels)
 	if err != nil {
 		return
@@ -239,7 +239,7 @@ func injectCarrier(a *app.App, o Options) {
 	if err != nil {
 		return
 	}
-	// On the kubeflow webhook route drv is spec.driver: the webhook adds a spec.volumes entry
+	// On the kubeflow webhook injection drv is spec.driver: the webhook adds a spec.volumes entry
 	// to the Pod only when driver.volumeMounts mounts it, and driver.lifecycle becomes the
 	// Spark container's lifecycle (kubeflow/spark-operator
 	// internal/webhook/sparkpod_defaulter.go addVolumes, addPodLifeCycleConfig). So the
@@ -247,7 +247,7 @@ func injectCarrier(a *app.App, o Options) {
 	// container there too, or the webhook drops it and the Pod is refused for the runtime's
 	// mount of a volume that does not exist. On every other route the driver never mounts it.
 	upsertNamed(drv, "volumeMounts", driverMount())
-	if o.RuntimeAuth.Kind != "" && c.Kind == app.KindKubeflow && c.Route == app.RouteWebhook {
+	if o.RuntimeAuth.Kind != "" && c.Kind == app.KindKubeflow && c.Injection == app.InjectWebhook {
 		upsertNamed(drv, "volumeMounts", authMount())
 	} else {
 		dropNamed(drv, "volumeMounts", sidecar.AuthVolumeName)
@@ -297,7 +297,7 @@ func RemoveRuntime(a *app.App) {
 // created.
 func removeCarrier(a *app.App) {
 	c := a.Carrier
-	RemoveOffRoute(c)
+	RemoveOtherInjection(c)
 	for _, s := range []app.Slot{app.SlotInitContainers, app.SlotVolumes} {
 		_, parent, key := slotAt(c, s)
 		dropNamed(parent, key, sidecar.ContainerName, sidecar.VolumeName, sidecar.AuthVolumeName)

@@ -42,7 +42,7 @@ spec:
 				if run == 2 {
 					doc = first
 				}
-				m, items := build(t, doc, app.RouteTemplate)
+				m, items := build(t, doc, app.InjectTemplate)
 				a := m.Apps[0]
 				if err := PrepareCarrier(a); err != nil {
 					t.Fatal(err)

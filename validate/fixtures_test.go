@@ -120,7 +120,7 @@ func runFixture(t *testing.T, path string) framework.Results {
 	}
 	before := strings.Join(itemStrings(t, items), "---\n")
 	conf, route, history, expect := fixtureConfig(t, r.FunctionConfig)
-	results := Run(&Context{Model: app.BuildWith(items, app.CarrierOptions{SparkConf: conf, KubeflowRoute: route}), History: &history, Expect: expect})
+	results := Run(&Context{Model: app.BuildWith(items, app.CarrierOptions{SparkConf: conf, KubeflowInjection: route}), History: &history, Expect: expect})
 	if after := strings.Join(itemStrings(t, items), "---\n"); after != before {
 		t.Errorf("validation changed the items:\n%s", cmp.Diff(before, after))
 	}
@@ -136,13 +136,13 @@ func runFixture(t *testing.T, path string) framework.Results {
 // sparkui-fn never transformed reports SUI060 too, as the function would.
 // Anything else would need the function's config loading, which the fixtures of the
 // top-level testdata cover.
-func fixtureConfig(t *testing.T, fc *yaml.RNode) (map[string]string, app.Route, sidecar.History, *Expect) {
+func fixtureConfig(t *testing.T, fc *yaml.RNode) (map[string]string, app.Injection, sidecar.History, *Expect) {
 	t.Helper()
 	if fc == nil || fc.GetKind() != "ConfigMap" || fc.GetDataMap()["mode"] != "validate" {
 		t.Fatalf("functionConfig must be a ConfigMap with data.mode: validate")
 	}
 	var conf map[string]string
-	route := app.RouteTemplate
+	route := app.InjectTemplate
 	history := sidecar.History{RedirectorPort: sidecar.DefaultRedirectorPort}
 	expect := &Expect{UIService: true}
 	for k, v := range fc.GetDataMap() {
@@ -164,7 +164,7 @@ func fixtureConfig(t *testing.T, fc *yaml.RNode) (map[string]string, app.Route, 
 			history.RedirectorPort = p
 		case k == "kubeflowInjection" && (v == "template" || v == "webhook"):
 			if v == "webhook" {
-				route = app.RouteWebhook
+				route = app.InjectWebhook
 			}
 		case strings.HasPrefix(k, "spark."):
 			if conf == nil {

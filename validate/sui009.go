@@ -20,7 +20,7 @@ var SUI009 = Rule{
 	Severity: framework.Error,
 	Title:    "the runtime's settings disagree with the application",
 	Name:     "RuntimeSettings",
-	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --guard-label, --selector, --owner-reference, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network, --skip-ports, --ui-filters) disagree with the application, that is not a native sidecar (restartPolicy: Always), whose startupProbe is not sparkui's (exec /sparkui-runtime --version, periodSeconds 1, timeoutSeconds 1, failureThreshold 10), that lacks POD_NAME, POD_NAMESPACE and POD_UID (and, for an operator resource or workload, the env its --selector names) from the downward API, whose --auth-bearer-file or --auth-header-file is not in a Secret volume mounted into it, a volume the runtime mounts (or sparkui's mount in the driver container) that is not among the driver Pod's volumes in the carrier's volume slot (on the kubeflow webhook route also one the driver's spec.driver.volumeMounts does not mount: the operator's webhook adds no other), a driver Pod without the label the runtime selects it by (spark-app-selector for a spark-submit Pod, sparkui.dev/application on the pod template of an operator resource or workload), a kubeflow resource carrying the runtime on both routes (driver.template and the webhook fields), or History Server hand-off env (SPARKUI_HISTORY_URL, SPARKUI_REDIRECTOR_PORT) that the runtime refuses (not an absolute http(s) URL without query, fragment or credentials; not a port), that differs from the functionConfig's historyServer (checked when sparkui-fn runs the rules: validate alone does not know the config), or whose redirector port differs from another runtime's in the same namespace (its one redirector listens on one port).",
+	Catches:  "A runtime sidecar whose arguments (--service, --app-id, --guard-label, --selector, --owner-reference, --ui-port, --max-retries, --tls, --ssl-ui-port, --host-network, --skip-ports, --ui-filters) disagree with the application, that is not a native sidecar (restartPolicy: Always), whose startupProbe is not sparkui's (exec /sparkui-runtime --version, periodSeconds 1, timeoutSeconds 1, failureThreshold 10), that lacks POD_NAME, POD_NAMESPACE and POD_UID (and, for an operator resource or workload, the env its --selector names) from the downward API, whose --auth-bearer-file or --auth-header-file is not in a Secret volume mounted into it, a volume the runtime mounts (or sparkui's mount in the driver container) that is not among the driver Pod's volumes in the carrier's volume slot (on the kubeflow webhook injection also one the driver's spec.driver.volumeMounts does not mount: the operator's webhook adds no other), a driver Pod without the label the runtime selects it by (spark-app-selector for a spark-submit Pod, sparkui.dev/application on the pod template of an operator resource or workload), a kubeflow resource carrying the runtime on both injections (driver.template and the webhook fields), or History Server hand-off env (SPARKUI_HISTORY_URL, SPARKUI_REDIRECTOR_PORT) that the runtime refuses (not an absolute http(s) URL without query, fragment or credentials; not a port), that differs from the functionConfig's historyServer (checked when sparkui-fn runs the rules: validate alone does not know the config), or whose redirector port differs from another runtime's in the same namespace (its one redirector listens on one port).",
 	Why:      "The runtime then probes the wrong ports or binds another Service; a mount without its volume gets the driver Pod refused; without restartPolicy: Always it is an ordinary init container that never exits, so the driver never starts, and its startupProbe is what makes the API server refuse such a Pod instead (a slower probe would hold back every driver's start); without the downward-API env it cannot guard its patches or withdraw; without the label the bound Service selects nothing.",
 	Fix:      "Run sparkui-fn in transform mode again after changing spark.properties or the Pod: it rewrites the sidecar from the application.",
 	Failing: `kind: ConfigMap
@@ -59,13 +59,13 @@ func checkSUI009(ctx *Context) []Finding {
 			continue
 		}
 		base := fmt.Sprintf("%s[%d]", list, i)
-		if off := a.Carrier.OffRoute(); off != nil {
-			// Switching kubeflow routes on sparkui's own output without transform leaves both.
+		if off := a.Carrier.OtherInjection(); off != nil {
+			// Switching kubeflow injections on sparkui's own output without transform leaves both.
 			inits, offList, _ := off.Lookup(app.SlotInitContainers)
 			for j, e := range yamlx.Items(inits) {
 				if yamlx.GetStr(e, "name") == sidecar.ContainerName {
 					out = append(out, Finding{Object: a.Pod, Field: fmt.Sprintf("%s[%d]", offList, j),
-						Msg: "sparkui's runtime is on both kubeflow routes (" + base + " on the " + a.Carrier.Route.String() + " route in use): wherever the operator's webhook is installed the driver Pod gets both, and the API server refuses the duplicate container and volume names; run sparkui-fn in transform mode with this route, which removes the other route's copies"})
+						Msg: "sparkui's runtime is on both kubeflow injections (" + base + " on the " + a.Carrier.Injection.String() + " injection in use): wherever the operator's webhook is installed the driver Pod gets both, and the API server refuses the duplicate container and volume names; run sparkui-fn in transform mode with this injection, which removes the other injection's copies"})
 				}
 			}
 		}
@@ -224,7 +224,7 @@ func configDiff(got, want sidecar.Config) string {
 // checkMounts: a volume the runtime container mounts, or that sparkui mounts into the driver
 // container, must be one of the driver Pod's volumes, in the slot the carrier's operator or
 // controller takes them from; otherwise the API server refuses the Pod ("volumeMounts[i].name:
-// Not found"). On the kubeflow webhook route the webhook adds a spec.volumes entry to the Pod
+// Not found"). On the kubeflow webhook injection the webhook adds a spec.volumes entry to the Pod
 // only when spec.driver.volumeMounts mounts it (kubeflow/spark-operator
 // internal/webhook/sparkpod_defaulter.go addVolumes): a volume only the runtime mounts is
 // dropped there.
@@ -236,7 +236,7 @@ func checkMounts(a *app.App, c *yaml.Node, base string) []Finding {
 		has[yamlx.GetStr(v, "name")] = true
 	}
 	drv, drvPath := a.Slot(app.SlotDriverContainer)
-	webhook := a.Carrier != nil && a.Carrier.Kind == app.KindKubeflow && a.Carrier.Route == app.RouteWebhook
+	webhook := a.Carrier != nil && a.Carrier.Kind == app.KindKubeflow && a.Carrier.Injection == app.InjectWebhook
 	driverMounts := map[string]bool{}
 	for j, m := range yamlx.Items(yamlx.Get(drv, "volumeMounts")) {
 		name := yamlx.GetStr(m, "name")

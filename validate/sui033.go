@@ -14,9 +14,9 @@ var SUI033 = Rule{
 	Severity: framework.Error,
 	Title:    "a kubeflow driver.lifecycle replaces the withdraw hook",
 	Name:     "KubeflowDriverLifecycle",
-	Catches:  "A kubeflow SparkApplication or ScheduledSparkApplication whose spec.driver.lifecycle holds anything but sparkui's preStop withdraw hook. On the webhook route that is an error; on the template route a warning.",
-	Why:      "The operator's mutating webhook sets the Spark container's whole lifecycle to driver.lifecycle (internal/webhook/sparkpod_defaulter.go addPodLifeCycleConfig). On the webhook route sparkui's preStop lives there, and a user preStop keeps it out (a user postStart alone is kept beside it, but a preStop of yours wins); on the template route, wherever the webhook is installed (the v2.x chart default), driver.lifecycle replaces the lifecycle of the template's driver container, hook included. Without the hook the UI Service is withdrawn only after the driver got SIGTERM.",
-	Fix:      "Remove spec.driver.lifecycle, or on the webhook route chain the hooks: run /opt/sparkui/sparkui-runtime withdraw --socket=/opt/sparkui/runtime.sock --timeout=10s first in your preStop. On the template route, put your hooks on the template's spark-kubernetes-driver container instead.",
+	Catches:  "A kubeflow SparkApplication or ScheduledSparkApplication whose spec.driver.lifecycle holds anything but sparkui's preStop withdraw hook. On the webhook injection that is an error; on the template injection a warning.",
+	Why:      "The operator's mutating webhook sets the Spark container's whole lifecycle to driver.lifecycle (internal/webhook/sparkpod_defaulter.go addPodLifeCycleConfig). On the webhook injection sparkui's preStop lives there, and a user preStop keeps it out (a user postStart alone is kept beside it, but a preStop of yours wins); on the template injection, wherever the webhook is installed (the v2.x chart default), driver.lifecycle replaces the lifecycle of the template's driver container, hook included. Without the hook the UI Service is withdrawn only after the driver got SIGTERM.",
+	Fix:      "Remove spec.driver.lifecycle, or on the webhook injection chain the hooks: run /opt/sparkui/sparkui-runtime withdraw --socket=/opt/sparkui/runtime.sock --timeout=10s first in your preStop. On the template injection, put your hooks on the template's spark-kubernetes-driver container instead.",
 	Failing: `spec:
   driver:
     lifecycle:
@@ -34,8 +34,8 @@ var SUI033 = Rule{
 }
 
 // checkSUI033: the carrier reports driver.lifecycle wherever it is set (app.Carrier
-// UserLifecyclePath). On the webhook route a preStop other than sparkui's is an error; on the
-// template route anything but sparkui's preStop alone is a warning (the webhook would put
+// UserLifecyclePath). On the webhook injection a preStop other than sparkui's is an error; on the
+// template injection anything but sparkui's preStop alone is a warning (the webhook would put
 // exactly the template's hook on the driver container).
 func checkSUI033(ctx *Context) []Finding {
 	var out []Finding
@@ -43,14 +43,14 @@ func checkSUI033(ctx *Context) []Finding {
 		if a.Carrier.Kind != app.KindKubeflow || a.Carrier.UserLifecyclePath == "" || !a.Settings.UIEnabled {
 			continue
 		}
-		// spec.driver is the webhook route's driver slot; on the template route that slot is
-		// the template's container, so read it on the other route.
+		// spec.driver is the webhook injection's driver slot; on the template injection that slot is
+		// the template's container, so read it on the other injection.
 		dc := a.Carrier
-		if dc.Route != app.RouteWebhook {
-			dc = dc.OffRoute()
+		if dc.Injection != app.InjectWebhook {
+			dc = dc.OtherInjection()
 		}
 		drv, _, _ := dc.Lookup(app.SlotDriverContainer)
-		if a.Carrier.Route == app.RouteWebhook {
+		if a.Carrier.Injection == app.InjectWebhook {
 			l := yamlx.Get(drv, "lifecycle")
 			if h := yamlx.Get(l, "preStop"); h == nil || app.IsOurPreStop(h) {
 				continue

@@ -4,13 +4,13 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 )
 
-// SUI039: the kubeflow template route for a Spark 2 application.
+// SUI039: the kubeflow template injection for a Spark 2 application.
 var SUI039 = Rule{
 	ID:       "SUI039",
 	Severity: framework.Error,
 	Title:    "kubeflow driver template for a Spark version below 3",
 	Name:     "KubeflowTemplateSparkVersion",
-	Catches:  "A kubeflow SparkApplication or ScheduledSparkApplication on the template route (kubeflow.injection: template, the default) whose spec.sparkVersion is below 3.",
+	Catches:  "A kubeflow SparkApplication or ScheduledSparkApplication on the template injection (kubeflow.injection: template, the default) whose spec.sparkVersion is below 3.",
 	Why:      "The operator's validating webhook refuses a driver template for such an application (internal/webhook/sparkapplication_validator.go: \"pod template feature requires Spark version 3.0.0 or higher\"), and Spark 2 cannot load one: the runtime sparkui put in spec.driver.template would never run.",
 	Fix:      "Run the function with kubeflow.injection: webhook (ConfigMap key kubeflowInjection=webhook) for these applications, with the operator's mutating webhook on, or move the application to Spark 3.",
 	Failing: `spec:
@@ -27,7 +27,7 @@ var SUI039 = Rule{
 func checkSUI039(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if !a.Carrier.TemplateRouteRefused() {
+		if !a.Carrier.TemplateInjectionRefused() {
 			continue
 		}
 		field := "spec.sparkVersion"

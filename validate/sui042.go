@@ -11,24 +11,24 @@ import (
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
-// SUI042: the kubeflow CRD in the input prunes the field the chosen route writes the runtime into.
+// SUI042: the kubeflow CRD in the input prunes the field the chosen injection writes the runtime into.
 var SUI042 = Rule{
 	ID:       "SUI042",
 	Severity: framework.Error,
-	Title:    "the kubeflow CRD in the input drops the field the route needs",
+	Title:    "the kubeflow CRD in the input drops the field the injection needs",
 	Name:     "KubeflowCRDTooOld",
 	Catches: "A kubeflow SparkApplication or ScheduledSparkApplication carrying sparkui's runtime next to the operator's CustomResourceDefinition (sparkoperator.k8s.io) " +
-		"whose v1beta2 schema lacks the field the chosen route needs: restartPolicy under driver.initContainers (webhook route; CRDs of charts before 1.3.2) " +
-		"or driver.template (template route; CRDs before chart 2.1.0).",
-	Why: "The API server prunes fields its CRD schema does not know. Webhook route: the runtime reaches the driver Pod without restartPolicy: Always, " +
+		"whose v1beta2 schema lacks the field the chosen injection needs: restartPolicy under driver.initContainers (webhook injection; CRDs of charts before 1.3.2) " +
+		"or driver.template (template injection; CRDs before chart 2.1.0).",
+	Why: "The API server prunes fields its CRD schema does not know. Webhook injection: the runtime reaches the driver Pod without restartPolicy: Always, " +
 		"an ordinary init container that never exits (the API server refuses that Pod because of the runtime's startupProbe, so the application fails at submission). " +
-		"Template route: driver.template is dropped whole, the runtime never reaches the driver Pod and the UI Service is never bound, without any error.",
-	Fix: "Upgrade the CRDs (and the operator) to the minimum of the route: webhook route, chart 1.3.2 (operator v1beta2-1.5.0-3.5.0) or later; " +
-		"template route, chart and operator 2.1.0 or later. Or choose the route the installed version supports (docs/operators.md, \"Minimum kubeflow versions\").",
+		"Template injection: driver.template is dropped whole, the runtime never reaches the driver Pod and the UI Service is never bound, without any error.",
+	Fix: "Upgrade the CRDs (and the operator) to the minimum of the injection: webhook injection, chart 1.3.2 (operator v1beta2-1.5.0-3.5.0) or later; " +
+		"template injection, chart and operator 2.1.0 or later. Or choose the injection the installed version supports (docs/operators.md, \"Minimum kubeflow versions\").",
 	Failing: `kind: CustomResourceDefinition   # chart 1.3.1's: driver.initContainers items have no restartPolicy
 metadata: {name: sparkapplications.sparkoperator.k8s.io}
 ---
-kind: SparkApplication             # route: webhook
+kind: SparkApplication             # injection: webhook
 spec:
   driver:
     initContainers:
@@ -43,7 +43,7 @@ spec:
 // kubeflowGroup is the API group of the kubeflow operator's resources.
 const kubeflowGroup = "sparkoperator.k8s.io"
 
-// The minimum versions per route, from github.com/kubeflow/spark-operator (read at its tags):
+// The minimum versions per injection, from github.com/kubeflow/spark-operator (read at its tags):
 //   - charts/spark-operator-chart/crds/sparkoperator.k8s.io_{,scheduled}sparkapplications.yaml
 //     first have restartPolicy under spec.driver.initContainers.items in chart 1.3.2
 //     (appVersion v1beta2-1.5.0-3.5.0); charts 1.0.2 … 1.3.1 and the 1.2.x line up to 1.2.15
@@ -59,7 +59,7 @@ const (
 	minTemplateRoute = "chart and operator 2.1.0 or later"
 )
 
-// checkSUI042: a CRD that prunes the route's field silently takes the runtime's setup apart
+// checkSUI042: a CRD that prunes the injection's field silently takes the runtime's setup apart
 // on the API server, before any operator sees it.
 func checkSUI042(ctx *Context) []Finding {
 	crds := map[string]*yaml.RNode{} // kind → CRD
@@ -99,7 +99,7 @@ func checkSUI042(ctx *Context) []Finding {
 		_, crdName := metaName(crd)
 		var path []string
 		var field, min, effect string
-		if c.Route == app.RouteWebhook {
+		if c.Injection == app.InjectWebhook {
 			path = append(base, "driver", "initContainers", "[]", "restartPolicy")
 			field = fmt.Sprintf("%s.driver.initContainers[%d].restartPolicy", strings.Join(base, "."), i)
 			min = minWebhookRoute
@@ -116,8 +116,8 @@ func checkSUI042(ctx *Context) []Finding {
 			continue
 		}
 		out = append(out, Finding{Object: c.Object, Field: field,
-			Msg: fmt.Sprintf("CustomResourceDefinition %s in the input has no %s in its v1beta2 schema: %s; the %s route needs %s (or set route to the one the installed operator supports, docs/operators.md)",
-				crdName, field, effect, c.Route, min)})
+			Msg: fmt.Sprintf("CustomResourceDefinition %s in the input has no %s in its v1beta2 schema: %s; the %s injection needs %s (or set kubeflow.injection to the one the installed operator supports, docs/operators.md)",
+				crdName, field, effect, c.Injection, min)})
 	}
 	return out
 }

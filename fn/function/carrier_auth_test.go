@@ -55,9 +55,9 @@ func TestRuntimeAuthEveryCarrier(t *testing.T) {
 				if a, b := itemsString(t, process(t, readItems(t, in), noAuth)), itemsString(t, process(t, items, noAuth)); a != b {
 					t.Errorf("auth removed: the output differs from the input's without auth:\n%s\n---\n%s", a, b)
 				}
-				opts := app.CarrierOptions{KubeflowRoute: app.RouteTemplate}
+				opts := app.CarrierOptions{KubeflowInjection: app.InjectTemplate}
 				if route == "webhook" {
-					opts.KubeflowRoute = app.RouteWebhook
+					opts.KubeflowInjection = app.InjectWebhook
 				}
 				n := 0
 				for _, it := range items {
@@ -82,7 +82,7 @@ func TestRuntimeAuthEveryCarrier(t *testing.T) {
 					drv, dpath, _ := car.Lookup(app.SlotDriverContainer)
 					got := namedString(yamlx.Get(drv, "volumeMounts"), sidecar.AuthVolumeName)
 					want := ""
-					if car.Kind == app.KindKubeflow && car.Route == app.RouteWebhook {
+					if car.Kind == app.KindKubeflow && car.Injection == app.InjectWebhook {
 						want = wantMount
 					}
 					if got != want {

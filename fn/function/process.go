@@ -44,7 +44,7 @@ func ProcessWith(rl *framework.ResourceList, o Options) error {
 	}
 	opts := app.CarrierOptions{SparkConf: cfg.SparkConf}
 	if cfg.KubeflowInjection == "webhook" {
-		opts.KubeflowRoute = app.RouteWebhook
+		opts.KubeflowInjection = app.InjectWebhook
 	}
 	// Read and edit the objects as YAML readers resolve their aliases and merge keys: an
 	// edit through a shared node would reach every place naming it (yamlx/dealias.go).

@@ -224,7 +224,7 @@ func pickDriverService(svcs []*yaml.RNode) *yaml.RNode {
 }
 
 // DriverContainerNode is the driver container's mapping node, nil if the Pod has none. On
-// the kubeflow webhook route it is spec.driver, whose lifecycle, volumeMounts and ports the
+// the kubeflow webhook injection it is spec.driver, whose lifecycle, volumeMounts and ports the
 // operator's webhook copies into the Spark container.
 func (a *App) DriverContainerNode() *yaml.Node {
 	n, _, _ := a.Carrier.Lookup(SlotDriverContainer)
@@ -246,7 +246,7 @@ func (a *App) Slot(s Slot) (*yaml.Node, string) {
 }
 
 // Containers is the driver pod spec's containers and their field path; none on the kubeflow
-// webhook route, which has no pod spec.
+// webhook injection, which has no pod spec.
 func (a *App) Containers() (*yaml.Node, string) {
 	spec, p := a.Slot(SlotPodSpec)
 	if p == "" {

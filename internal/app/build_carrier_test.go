@@ -28,25 +28,25 @@ func TestBuildCarriers(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		file  string
-		route Route
+		route Injection
 		want  want
 	}{
-		{"kubeflow-sparkapplication.yaml", RouteTemplate, want{"pi-estimate-driver", "pi-driver", "pi-estimate-sparkui-ui-svc", "pi-estimate-sparkui-ui-svc-binder",
+		{"kubeflow-sparkapplication.yaml", InjectTemplate, want{"pi-estimate-driver", "pi-driver", "pi-estimate-sparkui-ui-svc", "pi-estimate-sparkui-ui-svc-binder",
 			"spec.driver.template.spec.containers[0]", 4045, false, cfg("pi-estimate", "pi-estimate-sparkui-ui-svc", 4045, false)}},
-		{"kubeflow-sparkapplication.yaml", RouteWebhook, want{"pi-estimate-driver", "pi-driver", "pi-estimate-sparkui-ui-svc", "pi-estimate-sparkui-ui-svc-binder",
+		{"kubeflow-sparkapplication.yaml", InjectWebhook, want{"pi-estimate-driver", "pi-driver", "pi-estimate-sparkui-ui-svc", "pi-estimate-sparkui-ui-svc-binder",
 			"spec.driver", 4045, false, cfg("pi-estimate", "pi-estimate-sparkui-ui-svc", 4045, false)}},
-		{"apache-v1.yaml", RouteTemplate, want{"", "pi-runner", "pi-autoscaled-sparkui-ui-svc", "pi-autoscaled-sparkui-ui-svc-binder",
+		{"apache-v1.yaml", InjectTemplate, want{"", "pi-runner", "pi-autoscaled-sparkui-ui-svc", "pi-autoscaled-sparkui-ui-svc-binder",
 			"spec.driverSpec.podTemplateSpec.spec.containers[0]", 4040, false, cfg("pi-autoscaled", "pi-autoscaled-sparkui-ui-svc", 4040, false)}},
 		// A workload: no app id label to read (nobody but Spark's submission sets it), and
 		// the conf (spark-defaults.conf from its ConfigMap) sets no spark.app.id.
-		{"notebook-statefulset.yaml", RouteTemplate, want{"", "lab-spark", "lab-sparkui-ui-svc", "lab-sparkui-ui-svc-binder",
+		{"notebook-statefulset.yaml", InjectTemplate, want{"", "lab-spark", "lab-sparkui-ui-svc", "lab-sparkui-ui-svc-binder",
 			"spec.template.spec.containers[0]", 4041, false, sidecar.Config{Service: "lab-sparkui-ui-svc", UIPort: 4041, MaxRetries: 4,
 				GuardLabel:       "sparkui.dev/application=lab",
 				PodSelector:      "statefulset.kubernetes.io/pod-name=$(SPARKUI_RUN_LABEL_VALUE),sparkui.dev/application=lab,spark-role=driver",
 				NoOwnerReference: true}}},
 	} {
 		t.Run(tc.file+"/"+tc.route.String(), func(t *testing.T) {
-			m := BuildWith(fixture(t, tc.file), CarrierOptions{KubeflowRoute: tc.route})
+			m := BuildWith(fixture(t, tc.file), CarrierOptions{KubeflowInjection: tc.route})
 			if len(m.Apps) != 1 || len(m.CarrierErrors) != 0 {
 				t.Fatalf("%d apps, errors %v", len(m.Apps), m.CarrierErrors)
 			}

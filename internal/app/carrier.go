@@ -77,21 +77,21 @@ func (k CarrierKind) String() string {
 	return "unknown"
 }
 
-// Route says how pod-level additions reach a kubeflow driver Pod.
-type Route int
+// Injection says how pod-level additions reach a kubeflow driver Pod (spec.kubeflow.injection).
+type Injection int
 
 const (
-	// RouteTemplate writes into spec.driver.template (kubeflow v2.1+, Spark ≥ 3): the
+	// InjectTemplate writes into spec.driver.template (kubeflow v2.1+, Spark ≥ 3): the
 	// operator hands it to spark-submit as the driver pod template, no webhook needed.
-	RouteTemplate Route = iota
-	// RouteWebhook writes into spec.driver.initContainers, spec.volumes +
+	InjectTemplate Injection = iota
+	// InjectWebhook writes into spec.driver.initContainers, spec.volumes +
 	// spec.driver.volumeMounts and spec.driver.lifecycle, which only the operator's mutating
 	// webhook applies (kubeflow v1.x and v2.0; the webhook is off by default in v1.x).
-	RouteWebhook
+	InjectWebhook
 )
 
-func (r Route) String() string {
-	if r == RouteWebhook {
+func (r Injection) String() string {
+	if r == InjectWebhook {
 		return "webhook"
 	}
 	return "template"
@@ -99,8 +99,8 @@ func (r Route) String() string {
 
 // CarrierOptions is what detection needs from outside the object.
 type CarrierOptions struct {
-	// KubeflowRoute is the route for kubeflow carriers (functionConfig).
-	KubeflowRoute Route
+	// KubeflowInjection is where additions go in kubeflow carriers (functionConfig).
+	KubeflowInjection Injection
 	// SparkConf is the functionConfig's spark properties: the base of a workload's conf.
 	SparkConf map[string]string
 	// ConfigMap looks up a ConfigMap of the input (nil: none known). Workloads use it to
@@ -132,8 +132,8 @@ type Carrier struct {
 	// APIVersion and ObjectKind are the object's own (e.g. "apps/v1", "StatefulSet").
 	APIVersion, ObjectKind string
 	Name, Namespace        string
-	// Route is RouteTemplate for every carrier but a kubeflow one configured otherwise.
-	Route Route
+	// Injection is InjectTemplate for every carrier but a kubeflow one configured otherwise.
+	Injection Injection
 
 	// Conf is the Spark conf as the driver will see it, as far as the manifests tell:
 	// spec.sparkConf for operators; for workloads the functionConfig's sparkConf, overlaid
@@ -165,8 +165,8 @@ type Carrier struct {
 	// DriverPodName is the driver Pod's name when the manifests fix it, "" otherwise.
 	DriverPodName string
 	// UserLifecyclePath is kubeflow's spec.driver.lifecycle field path when it is set (by the
-	// user, or by sparkui itself on the webhook route), "" otherwise. The operator's webhook, whenever it is installed, replaces the Spark
-	// container's whole lifecycle with it, on the template route too: a preStop hook in
+	// user, or by sparkui itself on the webhook injection), "" otherwise. The operator's webhook, whenever it is installed, replaces the Spark
+	// container's whole lifecycle with it, on the template injection too: a preStop hook in
 	// the template is then lost.
 	UserLifecyclePath string
 

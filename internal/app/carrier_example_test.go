@@ -21,13 +21,13 @@ spec:
   driver:
     serviceAccount: spark
 `))
-	c, err := app.DetectCarrier(objs[0], app.CarrierOptions{KubeflowRoute: app.RouteTemplate})
+	c, err := app.DetectCarrier(objs[0], app.CarrierOptions{KubeflowInjection: app.InjectTemplate})
 	if err != nil || c == nil {
 		fmt.Println("no carrier:", err)
 		return
 	}
 	settings, _ := c.Settings()
-	fmt.Println(c.Kind, c.Route, c.Prefix(), c.IdentityLabels(), c.ServiceAccount, settings.UIPort)
+	fmt.Println(c.Kind, c.Injection, c.Prefix(), c.IdentityLabels(), c.ServiceAccount, settings.UIPort)
 
 	inits, path, _ := c.Ensure(app.SlotInitContainers)
 	inits.Content = append(inits.Content, yamlx.NewMap("name", "sparkui-runtime", "restartPolicy", "Always"))

@@ -67,7 +67,7 @@ func detectOne(t *testing.T, objs []*yaml.RNode, opts CarrierOptions) *Carrier {
 // facts is what a test compares: every fact a carrier reads, plus its derived names.
 type facts struct {
 	Kind                               CarrierKind
-	Route                              Route
+	Injection                          Injection
 	Name, Namespace                    string
 	Conf                               map[string]string
 	ConfPath, ConfFile                 string
@@ -87,7 +87,7 @@ type facts struct {
 
 func factsOf(c *Carrier) facts {
 	return facts{
-		Kind: c.Kind, Route: c.Route, Name: c.Name, Namespace: c.Namespace,
+		Kind: c.Kind, Injection: c.Injection, Name: c.Name, Namespace: c.Namespace,
 		Conf: c.Conf, ConfPath: c.ConfPath, ConfFile: c.ConfFile,
 		ServiceAccount: c.ServiceAccount, ServiceAccountPath: c.ServiceAccountPath,
 		IPFamilyPolicy: c.IPFamilyPolicy, IPFamilies: c.IPFamilies, HostNetwork: c.HostNetwork,
@@ -102,12 +102,12 @@ func TestDetectCarrierFixtures(t *testing.T) {
 	fnConf := map[string]string{"spark.ui.port": "4999", "spark.ssl.enabled": "false"}
 	tests := []struct {
 		file  string
-		route Route
+		route Injection
 		want  facts
 	}{{
 		file: "kubeflow-sparkapplication.yaml",
 		want: facts{
-			Kind: KindKubeflow, Route: RouteTemplate, Name: "pi-estimate", Namespace: "analytics",
+			Kind: KindKubeflow, Injection: InjectTemplate, Name: "pi-estimate", Namespace: "analytics",
 			Conf: map[string]string{
 				"spark.ui.port": "4045",
 				"spark.kubernetes.driver.service.ipFamilyPolicy": "PreferDualStack",
@@ -122,9 +122,9 @@ func TestDetectCarrierFixtures(t *testing.T) {
 			PathPrefix: "spec.driver.template.spec",
 		},
 	}, {
-		file: "kubeflow-sparkapplication.yaml", route: RouteWebhook,
+		file: "kubeflow-sparkapplication.yaml", route: InjectWebhook,
 		want: facts{
-			Kind: KindKubeflow, Route: RouteWebhook, Name: "pi-estimate", Namespace: "analytics",
+			Kind: KindKubeflow, Injection: InjectWebhook, Name: "pi-estimate", Namespace: "analytics",
 			Conf: map[string]string{
 				"spark.ui.port": "4045",
 				"spark.kubernetes.driver.service.ipFamilyPolicy": "PreferDualStack",
@@ -262,7 +262,7 @@ func TestDetectCarrierFixtures(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.file+"/"+tc.route.String(), func(t *testing.T) {
 			objs := fixture(t, tc.file)
-			c := detectOne(t, objs, CarrierOptions{KubeflowRoute: tc.route, SparkConf: fnConf, ConfigMap: configMapsOf(objs)})
+			c := detectOne(t, objs, CarrierOptions{KubeflowInjection: tc.route, SparkConf: fnConf, ConfigMap: configMapsOf(objs)})
 			if diff := cmp.Diff(tc.want, factsOf(c)); diff != "" {
 				t.Errorf("facts (-want +got):\n%s", diff)
 			}
@@ -405,66 +405,66 @@ func TestCarrierShapeErrors(t *testing.T) {
 	const depHead = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: nb, namespace: ns}\n"
 	tests := []struct {
 		name, doc string
-		route     Route
+		route     Injection
 		want      string
 	}{
-		{"kubeflow spec list", kfHead + "spec: [a]\n", RouteTemplate,
+		{"kubeflow spec list", kfHead + "spec: [a]\n", InjectTemplate,
 			`SparkApplication ns/pi: spec: is a list, want a mapping`},
-		{"kubeflow sparkConf list", kfHead + "spec: {sparkConf: [spark.ui.port=0]}\n", RouteTemplate,
+		{"kubeflow sparkConf list", kfHead + "spec: {sparkConf: [spark.ui.port=0]}\n", InjectTemplate,
 			`SparkApplication ns/pi: spec.sparkConf: is a list, want a mapping`},
-		{"kubeflow sparkConf value mapping", kfHead + "spec: {sparkConf: {spark.ui.port: {a: b}}}\n", RouteTemplate,
+		{"kubeflow sparkConf value mapping", kfHead + "spec: {sparkConf: {spark.ui.port: {a: b}}}\n", InjectTemplate,
 			`SparkApplication ns/pi: spec.sparkConf["spark.ui.port"]: is a mapping, want a string`},
-		{"kubeflow template string", kfHead + "spec: {driver: {template: oops}}\n", RouteTemplate,
+		{"kubeflow template string", kfHead + "spec: {driver: {template: oops}}\n", InjectTemplate,
 			`SparkApplication ns/pi: spec.driver.template: is the scalar "oops", want a mapping`},
-		{"kubeflow template string on webhook route", kfHead + "spec: {driver: {template: oops}}\n", RouteWebhook,
+		{"kubeflow template string on webhook injection", kfHead + "spec: {driver: {template: oops}}\n", InjectWebhook,
 			`SparkApplication ns/pi: spec.driver.template: is the scalar "oops", want a mapping`},
-		{"kubeflow template containers mapping", kfHead + "spec: {driver: {template: {spec: {containers: {name: x}}}}}\n", RouteTemplate,
+		{"kubeflow template containers mapping", kfHead + "spec: {driver: {template: {spec: {containers: {name: x}}}}}\n", InjectTemplate,
 			`SparkApplication ns/pi: spec.driver.template.spec.containers: is a mapping, want a list`},
-		{"kubeflow driver list", kfHead + "spec: {driver: [x]}\n", RouteTemplate,
+		{"kubeflow driver list", kfHead + "spec: {driver: [x]}\n", InjectTemplate,
 			`SparkApplication ns/pi: spec.driver: is a list, want a mapping`},
-		{"kubeflow webhook initContainers mapping", kfHead + "spec: {driver: {initContainers: {name: x}}}\n", RouteWebhook,
+		{"kubeflow webhook initContainers mapping", kfHead + "spec: {driver: {initContainers: {name: x}}}\n", InjectWebhook,
 			`SparkApplication ns/pi: spec.driver.initContainers: is a mapping, want a list`},
-		{"kubeflow webhook lifecycle list", kfHead + "spec: {driver: {lifecycle: []}}\n", RouteWebhook,
+		{"kubeflow webhook lifecycle list", kfHead + "spec: {driver: {lifecycle: []}}\n", InjectWebhook,
 			`SparkApplication ns/pi: spec.driver.lifecycle: is a list, want a mapping`},
-		{"kubeflow template-route lifecycle list", ssaHead + "spec: {template: {driver: {lifecycle: x}}}\n", RouteTemplate,
+		{"kubeflow template-route lifecycle list", ssaHead + "spec: {template: {driver: {lifecycle: x}}}\n", InjectTemplate,
 			`ScheduledSparkApplication ns/pi: spec.template.driver.lifecycle: is the scalar "x", want a mapping`},
-		{"kubeflow hostNetwork word", kfHead + "spec: {driver: {hostNetwork: yes}}\n", RouteTemplate,
+		{"kubeflow hostNetwork word", kfHead + "spec: {driver: {hostNetwork: yes}}\n", InjectTemplate,
 			`SparkApplication ns/pi: spec.driver.hostNetwork: is "yes", want true or false`},
-		{"kubeflow labels list", kfHead + "spec: {driver: {labels: [a]}}\n", RouteTemplate,
+		{"kubeflow labels list", kfHead + "spec: {driver: {labels: [a]}}\n", InjectTemplate,
 			`SparkApplication ns/pi: spec.driver.labels: is a list, want a mapping`},
-		{"kubeflow serviceAccount mapping", kfHead + "spec: {driver: {serviceAccount: {a: b}}}\n", RouteTemplate,
+		{"kubeflow serviceAccount mapping", kfHead + "spec: {driver: {serviceAccount: {a: b}}}\n", InjectTemplate,
 			`SparkApplication ns/pi: spec.driver.serviceAccount: is a mapping, want a scalar`},
-		{"scheduled template list", ssaHead + "spec: {template: [x]}\n", RouteTemplate,
+		{"scheduled template list", ssaHead + "spec: {template: [x]}\n", InjectTemplate,
 			`ScheduledSparkApplication ns/pi: spec.template: is a list, want a mapping`},
-		{"scheduled sparkConf string", ssaHead + "spec: {template: {sparkConf: spark.ui.port=0}}\n", RouteTemplate,
+		{"scheduled sparkConf string", ssaHead + "spec: {template: {sparkConf: spark.ui.port=0}}\n", InjectTemplate,
 			`ScheduledSparkApplication ns/pi: spec.template.sparkConf: is the scalar "spark.ui.port=0", want a mapping`},
-		{"apache podTemplateSpec string", apHead + "spec: {driverSpec: {podTemplateSpec: oops}}\n", RouteTemplate,
+		{"apache podTemplateSpec string", apHead + "spec: {driverSpec: {podTemplateSpec: oops}}\n", InjectTemplate,
 			`SparkApplication pi: spec.driverSpec.podTemplateSpec: is the scalar "oops", want a mapping`},
-		{"apache containers mapping", apHead + "spec: {driverSpec: {podTemplateSpec: {spec: {containers: {name: x}}}}}\n", RouteTemplate,
+		{"apache containers mapping", apHead + "spec: {driverSpec: {podTemplateSpec: {spec: {containers: {name: x}}}}}\n", InjectTemplate,
 			`SparkApplication pi: spec.driverSpec.podTemplateSpec.spec.containers: is a mapping, want a list`},
-		{"apache labels list", apHead + "spec: {driverSpec: {podTemplateSpec: {metadata: {labels: [a]}}}}\n", RouteTemplate,
+		{"apache labels list", apHead + "spec: {driverSpec: {podTemplateSpec: {metadata: {labels: [a]}}}}\n", InjectTemplate,
 			`SparkApplication pi: spec.driverSpec.podTemplateSpec.metadata.labels: is a list, want a mapping`},
-		{"no name", "apiVersion: spark.apache.org/v1\nkind: SparkApplication\nmetadata: {namespace: ns}\nspec: {}\n", RouteTemplate,
+		{"no name", "apiVersion: spark.apache.org/v1\nkind: SparkApplication\nmetadata: {namespace: ns}\nspec: {}\n", InjectTemplate,
 			`SparkApplication ns/: metadata.name: is empty: the application cannot be named`},
-		{"workload replicas word", depHead + "spec: {replicas: two, template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c}]}}}\n", RouteTemplate,
+		{"workload replicas word", depHead + "spec: {replicas: two, template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c}]}}}\n", InjectTemplate,
 			`Deployment ns/nb: spec.replicas: is "two", want an integer`},
-		{"workload args string", depHead + "spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c, args: --conf a=b}]}}}\n", RouteTemplate,
+		{"workload args string", depHead + "spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c, args: --conf a=b}]}}}\n", InjectTemplate,
 			`Deployment ns/nb: spec.template.spec.containers[0].args: is the scalar "--conf a=b", want a list`},
-		{"workload arg mapping", depHead + "spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c, command: [{a: b}]}]}}}\n", RouteTemplate,
+		{"workload arg mapping", depHead + "spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c, command: [{a: b}]}]}}}\n", InjectTemplate,
 			`Deployment ns/nb: spec.template.spec.containers[0].command[0]: is a mapping, want a string`},
-		{"workload container scalar", depHead + "spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [x]}}}\n", RouteTemplate,
+		{"workload container scalar", depHead + "spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [x]}}}\n", InjectTemplate,
 			`Deployment ns/nb: spec.template.spec.containers[0]: is not a mapping`},
-		{"workload volumes mapping", depHead + "spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {volumes: {a: b}, containers: [{name: c}]}}}\n", RouteTemplate,
+		{"workload volumes mapping", depHead + "spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {volumes: {a: b}, containers: [{name: c}]}}}\n", InjectTemplate,
 			`Deployment ns/nb: spec.template.spec.volumes: is a mapping, want a list`},
-		{"workload hostNetwork number", depHead + "spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {hostNetwork: 1, containers: [{name: c}]}}}\n", RouteTemplate,
+		{"workload hostNetwork number", depHead + "spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {hostNetwork: 1, containers: [{name: c}]}}}\n", InjectTemplate,
 			`Deployment ns/nb: spec.template.spec.hostNetwork: is "1", want true or false`},
-		{"pod spec list", "apiVersion: v1\nkind: Pod\nmetadata: {name: d, labels: {spark-role: driver}}\nspec: []\n", RouteTemplate,
+		{"pod spec list", "apiVersion: v1\nkind: Pod\nmetadata: {name: d, labels: {spark-role: driver}}\nspec: []\n", InjectTemplate,
 			`Pod d: spec: is a list, want a mapping`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := readObjects(t, tc.doc)
-			c, err := DetectCarrier(objs[0], CarrierOptions{KubeflowRoute: tc.route})
+			c, err := DetectCarrier(objs[0], CarrierOptions{KubeflowInjection: tc.route})
 			var se *ShapeError
 			if c != nil || !errors.As(err, &se) {
 				t.Fatalf("DetectCarrier = %v, %v; want a *ShapeError", c, err)
@@ -488,11 +488,11 @@ func TestEnsureSlots(t *testing.T) {
 	tests := []struct {
 		name  string
 		doc   string
-		route Route
+		route Injection
 		paths slotPaths
 		want  string // the object after the writes
 	}{{
-		name: "kubeflow template route creates the template",
+		name: "kubeflow template injection creates the template",
 		doc: `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication
 metadata: {name: pi}
@@ -527,7 +527,7 @@ spec:
           marker: "true"
 `,
 	}, {
-		name: "kubeflow template route keeps the user's driver container",
+		name: "kubeflow template injection keeps the user's driver container",
 		doc: `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: ScheduledSparkApplication
 metadata: {name: pi}
@@ -566,8 +566,8 @@ spec:
             marker: "true"
 `,
 	}, {
-		name:  "kubeflow webhook route",
-		route: RouteWebhook,
+		name:  "kubeflow webhook injection",
+		route: InjectWebhook,
 		doc: `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication
 metadata: {name: pi}
@@ -705,7 +705,7 @@ spec:
 	slots := []Slot{SlotInitContainers, SlotVolumes, SlotDriverContainer, SlotPodLabels}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := CarrierOptions{KubeflowRoute: tc.route}
+			opts := CarrierOptions{KubeflowInjection: tc.route}
 			c := detectOne(t, readObjects(t, tc.doc), opts)
 			got := slotPaths{}
 			write := func(c *Carrier) {
@@ -782,10 +782,10 @@ func TestLookupDoesNotCreate(t *testing.T) {
 }
 
 func TestWebhookRouteHasNoPodSpec(t *testing.T) {
-	c := detectOne(t, fixture(t, "kubeflow-sparkapplication.yaml"), CarrierOptions{KubeflowRoute: RouteWebhook})
+	c := detectOne(t, fixture(t, "kubeflow-sparkapplication.yaml"), CarrierOptions{KubeflowInjection: InjectWebhook})
 	for _, f := range []func(Slot) (*yaml.Node, string, error){c.Lookup, c.Ensure} {
 		if _, _, err := f(SlotPodSpec); !errors.Is(err, ErrNoPodSpec) {
-			t.Errorf("SlotPodSpec on the webhook route: %v, want ErrNoPodSpec", err)
+			t.Errorf("SlotPodSpec on the webhook injection: %v, want ErrNoPodSpec", err)
 		}
 	}
 	// The existing spec.volumes (with the driver's mount) is the volumes slot.
@@ -911,29 +911,29 @@ func TestCarrierSettingsAndHistoryServer(t *testing.T) {
 	}
 }
 
-func TestTemplateRouteRefused(t *testing.T) {
+func TestTemplateInjectionRefused(t *testing.T) {
 	tests := []struct {
 		version string
-		route   Route
+		route   Injection
 		want    bool
 	}{
-		{"2.4.0", RouteTemplate, true},
-		{"v2.4.8", RouteTemplate, true},
-		{"3.0.0", RouteTemplate, false},
-		{"4.0.1", RouteTemplate, false},
-		{"2.4.0", RouteWebhook, false},
-		{"", RouteTemplate, false},
-		{"latest", RouteTemplate, false},
+		{"2.4.0", InjectTemplate, true},
+		{"v2.4.8", InjectTemplate, true},
+		{"3.0.0", InjectTemplate, false},
+		{"4.0.1", InjectTemplate, false},
+		{"2.4.0", InjectWebhook, false},
+		{"", InjectTemplate, false},
+		{"latest", InjectTemplate, false},
 	}
 	for _, tc := range tests {
 		doc := "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: a}\nspec: {sparkVersion: \"" + tc.version + "\"}\n"
-		c := detectOne(t, readObjects(t, doc), CarrierOptions{KubeflowRoute: tc.route})
-		if got := c.TemplateRouteRefused(); got != tc.want {
-			t.Errorf("sparkVersion %q on the %s route: TemplateRouteRefused = %t, want %t", tc.version, tc.route, got, tc.want)
+		c := detectOne(t, readObjects(t, doc), CarrierOptions{KubeflowInjection: tc.route})
+		if got := c.TemplateInjectionRefused(); got != tc.want {
+			t.Errorf("sparkVersion %q on the %s route: TemplateInjectionRefused = %t, want %t", tc.version, tc.route, got, tc.want)
 		}
 	}
-	if detectOne(t, fixture(t, "apache-v1.yaml"), CarrierOptions{}).TemplateRouteRefused() {
-		t.Error("an Apache carrier has no kubeflow template route")
+	if detectOne(t, fixture(t, "apache-v1.yaml"), CarrierOptions{}).TemplateInjectionRefused() {
+		t.Error("an Apache carrier has no kubeflow template injection")
 	}
 }
 
@@ -986,9 +986,9 @@ func TestReshapedFixturesNeverPanic(t *testing.T) {
 					objs := readObjects(t, string(b))
 					nodes := allNodes(objs[doc].YNode())
 					*nodes[i] = *repl()
-					for _, route := range []Route{RouteTemplate, RouteWebhook} {
+					for _, route := range []Injection{InjectTemplate, InjectWebhook} {
 						runs++
-						if err := exercise(objs[doc], CarrierOptions{KubeflowRoute: route, ConfigMap: configMapsOf(objs)}); err != nil {
+						if err := exercise(objs[doc], CarrierOptions{KubeflowInjection: route, ConfigMap: configMapsOf(objs)}); err != nil {
 							var se *ShapeError
 							if !errors.As(err, &se) && !errors.Is(err, ErrNoPodSpec) {
 								t.Fatalf("%s node %d: %v", file, i, err)
@@ -1022,7 +1022,7 @@ func exercise(rn *yaml.RNode, opts CarrierOptions) (err error) {
 	c.IdentityLabels()
 	c.Prefix()
 	c.PathPrefix()
-	c.TemplateRouteRefused()
+	c.TemplateInjectionRefused()
 	for _, s := range []Slot{SlotPodSpec, SlotInitContainers, SlotVolumes, SlotDriverContainer, SlotPodLabels} {
 		if _, _, err := c.Lookup(s); err != nil && !errors.Is(err, ErrNoPodSpec) {
 			return err
@@ -1054,17 +1054,17 @@ func TestUserLifecycle(t *testing.T) {
 	const ssa = "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: ScheduledSparkApplication\nmetadata: {name: a}\n"
 	tests := []struct {
 		doc   string
-		route Route
+		route Injection
 		want  string
 	}{
-		{kf + "spec: {driver: {lifecycle: {preStop: {exec: {command: [x]}}}}}\n", RouteTemplate, "spec.driver.lifecycle"},
-		{kf + "spec: {driver: {lifecycle: {preStop: {exec: {command: [x]}}}}}\n", RouteWebhook, "spec.driver.lifecycle"},
-		{ssa + "spec: {template: {driver: {lifecycle: {}}}}\n", RouteTemplate, "spec.template.driver.lifecycle"},
-		{kf + "spec: {driver: {lifecycle: null}}\n", RouteWebhook, ""},
-		{kf + "spec: {driver: {}}\n", RouteTemplate, ""},
+		{kf + "spec: {driver: {lifecycle: {preStop: {exec: {command: [x]}}}}}\n", InjectTemplate, "spec.driver.lifecycle"},
+		{kf + "spec: {driver: {lifecycle: {preStop: {exec: {command: [x]}}}}}\n", InjectWebhook, "spec.driver.lifecycle"},
+		{ssa + "spec: {template: {driver: {lifecycle: {}}}}\n", InjectTemplate, "spec.template.driver.lifecycle"},
+		{kf + "spec: {driver: {lifecycle: null}}\n", InjectWebhook, ""},
+		{kf + "spec: {driver: {}}\n", InjectTemplate, ""},
 	}
 	for _, tc := range tests {
-		c := detectOne(t, readObjects(t, tc.doc), CarrierOptions{KubeflowRoute: tc.route})
+		c := detectOne(t, readObjects(t, tc.doc), CarrierOptions{KubeflowInjection: tc.route})
 		if c.UserLifecyclePath != tc.want {
 			t.Errorf("%s on the %s route: UserLifecyclePath = %q, want %q", tc.doc, tc.route, c.UserLifecyclePath, tc.want)
 		}

@@ -12,7 +12,7 @@ import (
 
 // BuildWith finds the applications in items. opts.SparkConf stands in for spark.properties
 // for spark-submit Pods whose ConfigMap is not in the input, and is the base of a workload's
-// conf; opts.KubeflowRoute places kubeflow additions (opts.ConfigMap is set here).
+// conf; opts.KubeflowInjection places kubeflow additions (opts.ConfigMap is set here).
 //
 // It runs in two steps: index the whole input once (the carriers of applications, and what an
 // application refers to by name or selector), then build each application from its carrier

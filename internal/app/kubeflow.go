@@ -15,15 +15,15 @@ import (
 
 const kubeflowAPIVersion = "sparkoperator.k8s.io/v1beta2"
 
-// ErrNoPodSpec is asked-for pod spec on the kubeflow webhook route: there the operator's
+// ErrNoPodSpec is asked-for pod spec on the kubeflow webhook injection: there the operator's
 // webhook copies spec.driver fields into the Pod and nothing is a pod spec.
-var ErrNoPodSpec = errors.New("app: the kubeflow webhook route has no pod spec to write to")
+var ErrNoPodSpec = errors.New("app: the kubeflow webhook injection has no pod spec to write to")
 
 // detectKubeflow reads a SparkApplication, or a ScheduledSparkApplication whose
 // spec.template is the SparkApplicationSpec every run is created from
 // (scheduledsparkapplication/controller.go createSparkApplication copies it verbatim).
 func (c *Carrier) detectKubeflow(opts CarrierOptions) error {
-	c.Route = opts.KubeflowRoute
+	c.Injection = opts.KubeflowInjection
 	if c.ObjectKind == "ScheduledSparkApplication" {
 		p, err := c.readScalar("spec", "concurrencyPolicy")
 		if err != nil {
@@ -70,7 +70,7 @@ func (c *Carrier) detectKubeflow(opts CarrierOptions) error {
 	if lc != nil {
 		c.UserLifecyclePath = lcPath
 	}
-	if c.Route == RouteWebhook {
+	if c.Injection == InjectWebhook {
 		for _, l := range [][]string{cat(c.base, "driver", "initContainers"), cat(c.base, "driver", "volumeMounts"), cat(c.base, "volumes")} {
 			if _, _, err := c.walkSeq(false, l...); err != nil {
 				return err
@@ -140,13 +140,13 @@ func (c *Carrier) webhookSlot(s Slot, create bool) (*yaml.Node, string, error) {
 	return nil, "", errors.New("app: unknown slot")
 }
 
-// TemplateRouteRefused reports a kubeflow carrier on the template route whose
+// TemplateInjectionRefused reports a kubeflow carrier on the template injection whose
 // spec.sparkVersion is below 3: the operator's validating webhook refuses a driver template
 // for it ("pod template feature requires Spark version 3.0.0 or higher",
-// internal/webhook/sparkapplication_validator.go), so only the webhook route can carry the
+// internal/webhook/sparkapplication_validator.go), so only the webhook injection can carry the
 // additions. An unreadable version is not reported here.
-func (c *Carrier) TemplateRouteRefused() bool {
-	if c.Kind != KindKubeflow || c.Route != RouteTemplate {
+func (c *Carrier) TemplateInjectionRefused() bool {
+	if c.Kind != KindKubeflow || c.Injection != InjectTemplate {
 		return false
 	}
 	major, _, _ := strings.Cut(strings.TrimPrefix(c.SparkVersion, "v"), ".")
@@ -154,16 +154,16 @@ func (c *Carrier) TemplateRouteRefused() bool {
 	return err == nil && n < 3
 }
 
-// OffRoute is a kubeflow carrier read on the route not in use (its Lookup finds the other
-// route's slots), nil for every other carrier.
-func (c *Carrier) OffRoute() *Carrier {
+// OtherInjection is a kubeflow carrier read with the injection not in use (its Lookup finds the other
+// injection's slots), nil for every other carrier.
+func (c *Carrier) OtherInjection() *Carrier {
 	if c.Kind != KindKubeflow {
 		return nil
 	}
 	o := *c
-	o.Route = RouteWebhook
-	if c.Route == RouteWebhook {
-		o.Route = RouteTemplate
+	o.Injection = InjectWebhook
+	if c.Injection == InjectWebhook {
+		o.Injection = InjectTemplate
 	}
 	return &o
 }

@@ -21,15 +21,15 @@ const (
 	SlotPodSpec Slot = iota
 	// SlotInitContainers is the sequence the runtime sidecar is appended to.
 	SlotInitContainers
-	// SlotVolumes is the sequence of pod volumes. On the kubeflow webhook route the
+	// SlotVolumes is the sequence of pod volumes. On the kubeflow webhook injection the
 	// webhook adds a volume only if the driver mounts it (SlotDriverContainer's
 	// volumeMounts): a volume used only by the sidecar is never added.
 	SlotVolumes
 	// SlotDriverContainer is the driver container's mapping (its lifecycle and
-	// volumeMounts). On the kubeflow webhook route it is spec.driver, whose lifecycle
+	// volumeMounts). On the kubeflow webhook injection it is spec.driver, whose lifecycle
 	// replaces the Spark container's whole lifecycle.
 	SlotDriverContainer
-	// SlotPodLabels is the driver Pod's metadata.labels (kubeflow webhook route:
+	// SlotPodLabels is the driver Pod's metadata.labels (kubeflow webhook injection:
 	// spec.driver.labels, which the operator turns into spark.kubernetes.driver.label.*).
 	SlotPodLabels
 )
@@ -45,9 +45,9 @@ func (c *Carrier) Ensure(s Slot) (*yaml.Node, string, error) { return c.slot(s, 
 
 // PathPrefix is the field path of the driver's pod spec for results, e.g.
 // "spec.driver.template.spec" (field paths of additions are this + ".initContainers[0]"),
-// or of spec.driver on the kubeflow webhook route.
+// or of spec.driver on the kubeflow webhook injection.
 func (c *Carrier) PathPrefix() string {
-	if c.Kind == KindKubeflow && c.Route == RouteWebhook {
+	if c.Kind == KindKubeflow && c.Injection == InjectWebhook {
 		return joinPath(cat(c.base, "driver")...)
 	}
 	return joinPath(c.podSpecPath()...)
@@ -68,7 +68,7 @@ func (c *Carrier) slot(s Slot, create bool) (*yaml.Node, string, error) {
 }
 
 // containerFields are the fields of the driver container (spec.driver on the kubeflow
-// webhook route) transform writes into: its mount of the runtime's volume and its preStop
+// webhook injection) transform writes into: its mount of the runtime's volume and its preStop
 // hook (and its ports, checkPorts). A null counts as absent (the API server reads it so).
 var containerFields = []struct {
 	key  string
@@ -130,7 +130,7 @@ func (c *Carrier) CheckSlots() error {
 }
 
 func (c *Carrier) resolveSlot(s Slot, create bool) (*yaml.Node, string, error) {
-	if c.Kind == KindKubeflow && c.Route == RouteWebhook {
+	if c.Kind == KindKubeflow && c.Injection == InjectWebhook {
 		return c.webhookSlot(s, create)
 	}
 	switch s {

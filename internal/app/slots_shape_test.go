@@ -10,7 +10,7 @@ import (
 
 // TestWritableSlotShapes: a field sparkui writes into (the driver container's volumeMounts
 // and lifecycle, the pod spec's initContainers and volumes, the pod labels) that has another
-// shape is a ShapeError naming it, for every carrier, on the kubeflow template route too:
+// shape is a ShapeError naming it, for every carrier, on the kubeflow template injection too:
 // writing would otherwise replace what the user wrote.
 func TestWritableSlotShapes(t *testing.T) {
 	const kfHead = "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: pi, namespace: ns}\n"
@@ -20,42 +20,42 @@ func TestWritableSlotShapes(t *testing.T) {
 	const podHead = "apiVersion: v1\nkind: Pod\nmetadata: {name: d-driver, namespace: ns, labels: {spark-role: driver}}\n"
 	tests := []struct {
 		name, doc string
-		route     Route
+		route     Injection
 		want      string
 	}{
-		{"kubeflow template volumeMounts mapping", kfHead + "spec: {driver: {template: {spec: {containers: [{name: spark-kubernetes-driver, volumeMounts: {name: data, mountPath: /data}}]}}}}\n", RouteTemplate,
+		{"kubeflow template volumeMounts mapping", kfHead + "spec: {driver: {template: {spec: {containers: [{name: spark-kubernetes-driver, volumeMounts: {name: data, mountPath: /data}}]}}}}\n", InjectTemplate,
 			`SparkApplication ns/pi: spec.driver.template.spec.containers[0].volumeMounts: is a mapping, want a list`},
-		{"kubeflow template volumeMounts scalar", kfHead + "spec: {driver: {template: {spec: {containers: [{name: spark-kubernetes-driver, volumeMounts: data}]}}}}\n", RouteTemplate,
+		{"kubeflow template volumeMounts scalar", kfHead + "spec: {driver: {template: {spec: {containers: [{name: spark-kubernetes-driver, volumeMounts: data}]}}}}\n", InjectTemplate,
 			`SparkApplication ns/pi: spec.driver.template.spec.containers[0].volumeMounts: is the scalar "data", want a list`},
-		{"kubeflow template lifecycle scalar", kfHead + "spec: {driver: {template: {spec: {containers: [{name: spark-kubernetes-driver, lifecycle: stop}]}}}}\n", RouteTemplate,
+		{"kubeflow template lifecycle scalar", kfHead + "spec: {driver: {template: {spec: {containers: [{name: spark-kubernetes-driver, lifecycle: stop}]}}}}\n", InjectTemplate,
 			`SparkApplication ns/pi: spec.driver.template.spec.containers[0].lifecycle: is the scalar "stop", want a mapping`},
-		{"kubeflow template lifecycle list", kfHead + "spec: {driver: {template: {spec: {containers: [{name: other}, {name: spark-kubernetes-driver, lifecycle: [x]}]}}}}\n", RouteTemplate,
+		{"kubeflow template lifecycle list", kfHead + "spec: {driver: {template: {spec: {containers: [{name: other}, {name: spark-kubernetes-driver, lifecycle: [x]}]}}}}\n", InjectTemplate,
 			`SparkApplication ns/pi: spec.driver.template.spec.containers[1].lifecycle: is a list, want a mapping`},
-		{"kubeflow webhook volumeMounts scalar", kfHead + "spec: {driver: {volumeMounts: data}}\n", RouteWebhook,
+		{"kubeflow webhook volumeMounts scalar", kfHead + "spec: {driver: {volumeMounts: data}}\n", InjectWebhook,
 			`SparkApplication ns/pi: spec.driver.volumeMounts: is the scalar "data", want a list`},
-		{"scheduled template volumeMounts scalar", ssaHead + "spec: {template: {driver: {template: {spec: {containers: [{name: spark-kubernetes-driver, volumeMounts: data}]}}}}}\n", RouteTemplate,
+		{"scheduled template volumeMounts scalar", ssaHead + "spec: {template: {driver: {template: {spec: {containers: [{name: spark-kubernetes-driver, volumeMounts: data}]}}}}}\n", InjectTemplate,
 			`ScheduledSparkApplication ns/pi: spec.template.driver.template.spec.containers[0].volumeMounts: is the scalar "data", want a list`},
-		{"scheduled template lifecycle list", ssaHead + "spec: {template: {driver: {template: {spec: {containers: [{name: spark-kubernetes-driver, lifecycle: []}]}}}}}\n", RouteTemplate,
+		{"scheduled template lifecycle list", ssaHead + "spec: {template: {driver: {template: {spec: {containers: [{name: spark-kubernetes-driver, lifecycle: []}]}}}}}\n", InjectTemplate,
 			`ScheduledSparkApplication ns/pi: spec.template.driver.template.spec.containers[0].lifecycle: is a list, want a mapping`},
-		{"apache volumeMounts mapping", apHead + "spec: {driverSpec: {podTemplateSpec: {spec: {containers: [{name: spark-kubernetes-driver, volumeMounts: {a: b}}]}}}}\n", RouteTemplate,
+		{"apache volumeMounts mapping", apHead + "spec: {driverSpec: {podTemplateSpec: {spec: {containers: [{name: spark-kubernetes-driver, volumeMounts: {a: b}}]}}}}\n", InjectTemplate,
 			`SparkApplication pi: spec.driverSpec.podTemplateSpec.spec.containers[0].volumeMounts: is a mapping, want a list`},
-		{"apache lifecycle scalar", apHead + "spec: {driverSpec: {podTemplateSpec: {spec: {containers: [{name: spark-kubernetes-driver, lifecycle: x}]}}}}\n", RouteTemplate,
+		{"apache lifecycle scalar", apHead + "spec: {driverSpec: {podTemplateSpec: {spec: {containers: [{name: spark-kubernetes-driver, lifecycle: x}]}}}}\n", InjectTemplate,
 			`SparkApplication pi: spec.driverSpec.podTemplateSpec.spec.containers[0].lifecycle: is the scalar "x", want a mapping`},
-		{"apache initContainers mapping", apHead + "spec: {driverSpec: {podTemplateSpec: {spec: {initContainers: {a: b}}}}}\n", RouteTemplate,
+		{"apache initContainers mapping", apHead + "spec: {driverSpec: {podTemplateSpec: {spec: {initContainers: {a: b}}}}}\n", InjectTemplate,
 			`SparkApplication pi: spec.driverSpec.podTemplateSpec.spec.initContainers: is a mapping, want a list`},
-		{"deployment volumeMounts mapping", depHead + `spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c, volumeMounts: {a: b}}]}}}` + "\n", RouteTemplate,
+		{"deployment volumeMounts mapping", depHead + `spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c, volumeMounts: {a: b}}]}}}` + "\n", InjectTemplate,
 			`Deployment ns/nb: spec.template.spec.containers[0].volumeMounts: is a mapping, want a list`},
-		{"deployment lifecycle list", depHead + `spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c, lifecycle: [a]}]}}}` + "\n", RouteTemplate,
+		{"deployment lifecycle list", depHead + `spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c, lifecycle: [a]}]}}}` + "\n", InjectTemplate,
 			`Deployment ns/nb: spec.template.spec.containers[0].lifecycle: is a list, want a mapping`},
-		{"pod volumeMounts scalar", podHead + "spec: {containers: [{name: spark-kubernetes-driver, volumeMounts: data}]}\n", RouteTemplate,
+		{"pod volumeMounts scalar", podHead + "spec: {containers: [{name: spark-kubernetes-driver, volumeMounts: data}]}\n", InjectTemplate,
 			`Pod ns/d-driver: spec.containers[0].volumeMounts: is the scalar "data", want a list`},
-		{"pod lifecycle scalar", podHead + "spec: {containers: [{name: spark-kubernetes-driver, lifecycle: x}]}\n", RouteTemplate,
+		{"pod lifecycle scalar", podHead + "spec: {containers: [{name: spark-kubernetes-driver, lifecycle: x}]}\n", InjectTemplate,
 			`Pod ns/d-driver: spec.containers[0].lifecycle: is the scalar "x", want a mapping`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := readObjects(t, tc.doc)
-			c, err := DetectCarrier(objs[0], CarrierOptions{KubeflowRoute: tc.route})
+			c, err := DetectCarrier(objs[0], CarrierOptions{KubeflowInjection: tc.route})
 			var se *ShapeError
 			if c != nil || !errors.As(err, &se) {
 				t.Fatalf("DetectCarrier = %v, %v; want a *ShapeError", c, err)
@@ -64,7 +64,7 @@ func TestWritableSlotShapes(t *testing.T) {
 				t.Errorf("error\n got %s\nwant %s", err, tc.want)
 			}
 			// Build reports it as the object's carrier error and builds no application.
-			m := BuildWith(objs, CarrierOptions{KubeflowRoute: tc.route})
+			m := BuildWith(objs, CarrierOptions{KubeflowInjection: tc.route})
 			if len(m.Apps) != 0 || len(m.CarrierErrors) != 1 || m.CarrierErrors[0].Object != objs[0] || m.CarrierErrors[0].Err.Error() != tc.want {
 				t.Errorf("Build: %d apps, carrier errors %+v", len(m.Apps), m.CarrierErrors)
 			}
@@ -116,32 +116,32 @@ func TestUnreadableDriverPorts(t *testing.T) {
 	const depHead = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: nb, namespace: ns}\n"
 	tests := []struct {
 		name, doc string
-		route     Route
+		route     Injection
 		want      string
 	}{
-		{"pod word", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: rpc, containerPort: 7078}, {name: metrics, containerPort: nine}]}]}\n", RouteTemplate,
+		{"pod word", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: rpc, containerPort: 7078}, {name: metrics, containerPort: nine}]}]}\n", InjectTemplate,
 			`Pod ns/d-driver: spec.containers[0].ports[1].containerPort: is the scalar "nine", want an integer`},
-		{"pod fraction", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics, containerPort: 9090.5}]}]}\n", RouteTemplate,
+		{"pod fraction", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics, containerPort: 9090.5}]}]}\n", InjectTemplate,
 			`Pod ns/d-driver: spec.containers[0].ports[0].containerPort: is the scalar "9090.5", want an integer`},
-		{"pod quoted word", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics, containerPort: \"9090.0\"}]}]}\n", RouteTemplate,
+		{"pod quoted word", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics, containerPort: \"9090.0\"}]}]}\n", InjectTemplate,
 			`Pod ns/d-driver: spec.containers[0].ports[0].containerPort: is the scalar "9090.0", want an integer`},
-		{"pod missing", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics}]}]}\n", RouteTemplate,
+		{"pod missing", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics}]}]}\n", InjectTemplate,
 			`Pod ns/d-driver: spec.containers[0].ports[0].containerPort: is missing, want an integer`},
-		{"pod ports mapping", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: {containerPort: 0}}]}\n", RouteTemplate,
+		{"pod ports mapping", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: {containerPort: 0}}]}\n", InjectTemplate,
 			`Pod ns/d-driver: spec.containers[0].ports: is a mapping, want a list`},
-		{"pod port scalar", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [\"4040\"]}]}\n", RouteTemplate,
+		{"pod port scalar", podHead + "spec: {containers: [{name: spark-kubernetes-driver, ports: [\"4040\"]}]}\n", InjectTemplate,
 			`Pod ns/d-driver: spec.containers[0].ports[0]: is the scalar "4040", want a mapping`},
-		{"kubeflow template fraction", kfHead + "spec: {driver: {template: {spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics, containerPort: 9090.5}]}]}}}}\n", RouteTemplate,
+		{"kubeflow template fraction", kfHead + "spec: {driver: {template: {spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: metrics, containerPort: 9090.5}]}]}}}}\n", InjectTemplate,
 			`SparkApplication ns/pi: spec.driver.template.spec.containers[0].ports[0].containerPort: is the scalar "9090.5", want an integer`},
-		{"kubeflow webhook word", kfHead + "spec: {driver: {ports: [{name: metrics, containerPort: nine}]}}\n", RouteWebhook,
+		{"kubeflow webhook word", kfHead + "spec: {driver: {ports: [{name: metrics, containerPort: nine}]}}\n", InjectWebhook,
 			`SparkApplication ns/pi: spec.driver.ports[0].containerPort: is the scalar "nine", want an integer`},
-		{"deployment missing", depHead + "spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c, ports: [{name: ui, containerPort: 4040}, {name: metrics, protocol: TCP}]}]}}}\n", RouteTemplate,
+		{"deployment missing", depHead + "spec: {template: {metadata: {labels: {spark-role: driver}}, spec: {containers: [{name: c, ports: [{name: ui, containerPort: 4040}, {name: metrics, protocol: TCP}]}]}}}\n", InjectTemplate,
 			`Deployment ns/nb: spec.template.spec.containers[0].ports[1].containerPort: is missing, want an integer`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := readObjects(t, tc.doc)
-			c, err := DetectCarrier(objs[0], CarrierOptions{KubeflowRoute: tc.route})
+			c, err := DetectCarrier(objs[0], CarrierOptions{KubeflowInjection: tc.route})
 			var se *ShapeError
 			if c != nil || !errors.As(err, &se) {
 				t.Fatalf("DetectCarrier = %v, %v; want a *ShapeError", c, err)
@@ -149,7 +149,7 @@ func TestUnreadableDriverPorts(t *testing.T) {
 			if err.Error() != tc.want {
 				t.Errorf("error\n got %s\nwant %s", err, tc.want)
 			}
-			m := BuildWith(objs, CarrierOptions{KubeflowRoute: tc.route})
+			m := BuildWith(objs, CarrierOptions{KubeflowInjection: tc.route})
 			if len(m.Apps) != 0 || len(m.CarrierErrors) != 1 || m.CarrierErrors[0].Err.Error() != tc.want {
 				t.Errorf("Build: %d apps, carrier errors %+v", len(m.Apps), m.CarrierErrors)
 			}

@@ -16,9 +16,9 @@ func TestDetectSparkConnect(t *testing.T) {
 	sc := objs[0]
 	conf := sc.Field("spec").Value.Field("sparkConf").Value
 	conf.YNode().Content = append(conf.YNode().Content, readObjects(t, "spark.driver.port: \"7000\"\nspark.kubernetes.driver.pod.name: mine\n")[0].YNode().Content...)
-	c := detectOne(t, objs, CarrierOptions{KubeflowRoute: RouteWebhook, SparkConf: map[string]string{"spark.ui.port": "4999"}})
+	c := detectOne(t, objs, CarrierOptions{KubeflowInjection: InjectWebhook, SparkConf: map[string]string{"spark.ui.port": "4999"}})
 	want := facts{
-		Kind: KindWorkload, Route: RouteTemplate, Name: "spark-connect", Namespace: "analytics",
+		Kind: KindWorkload, Injection: InjectTemplate, Name: "spark-connect", Namespace: "analytics",
 		Conf: map[string]string{
 			"spark.ui.port":                    "4041",
 			"spark.driver.port":                "7078",
@@ -46,8 +46,8 @@ func TestDetectSparkConnect(t *testing.T) {
 	if got := c.OperatorServices(); len(got) != 1 || got["spark-connect-server"] == "" {
 		t.Errorf("OperatorServices = %v", got)
 	}
-	if c.OffRoute() != nil || c.TemplateRouteRefused() {
-		t.Error("a SparkConnect has no kubeflow routes")
+	if c.OtherInjection() != nil || c.TemplateInjectionRefused() {
+		t.Error("a SparkConnect has no kubeflow injections")
 	}
 }
 

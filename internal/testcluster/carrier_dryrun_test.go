@@ -51,7 +51,7 @@ func node(t *testing.T, src string) *yaml.Node {
 
 // TestDryRunCarrierWrites writes into every slot of every carrier fixture what the function
 // will (sidecar, volume, the driver's mount and preStop hook, the identity label; the Apache
-// container name pinned), on both kubeflow routes, and submits the result to a server-side
+// container name pinned), on both kubeflow injections, and submits the result to a server-side
 // dry run with strict field validation: every place a carrier writes is valid in the
 // operators' schemas, v1beta1 included.
 func TestDryRunCarrierWrites(t *testing.T) {
@@ -62,17 +62,17 @@ func TestDryRunCarrierWrites(t *testing.T) {
 	}
 	kinds := map[app.CarrierKind]int{}
 	for _, f := range files {
-		for _, route := range []app.Route{app.RouteTemplate, app.RouteWebhook} {
+		for _, route := range []app.Injection{app.InjectTemplate, app.InjectWebhook} {
 			objs, err := kio.FromBytes(mustRead(t, f))
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, o := range objs {
-				car, err := app.DetectCarrier(o, app.CarrierOptions{KubeflowRoute: route})
+				car, err := app.DetectCarrier(o, app.CarrierOptions{KubeflowInjection: route})
 				if err != nil {
 					t.Fatalf("%s: %v", f, err)
 				}
-				if car == nil || (route == app.RouteWebhook && car.Kind != app.KindKubeflow) {
+				if car == nil || (route == app.InjectWebhook && car.Kind != app.KindKubeflow) {
 					continue
 				}
 				kinds[car.Kind]++

@@ -563,10 +563,10 @@ func confPort(t *testing.T, conf *yaml.RNode) int {
 // driver.labels, app-name, launched-by-spark-operator, submission-id (a new UUID per
 // submission). spark-submit gives the driver spark-app-selector=spark-<32 hex>, random per run.
 //
-// Template route (webhook false): the operator passes spec.driver.template as
+// Template injection (webhook false): the operator passes spec.driver.template as
 // spark.kubernetes.driver.podTemplateFile with podTemplateContainerName=spark-kubernetes-driver;
 // Spark loads it as the Pod and keeps its labels, init containers and volumes.
-// Webhook route (true; v1.x/v2.0 operators, no template): Spark builds the Pod from nothing,
+// Webhook injection (true; v1.x/v2.0 operators, no template): Spark builds the Pod from nothing,
 // the operator adds mutated-by-spark-operator=true, and its mutating webhook
 // (internal/webhook/sparkpod_defaulter.go) then appends driver.initContainers (unless one of
 // the same name and image is there), adds each spec.volumes entry that a driver.volumeMounts

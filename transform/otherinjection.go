@@ -10,25 +10,25 @@ import (
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
-// RemoveOffRoute removes what sparkui writes on the kubeflow route not in use: the runtime
+// RemoveOtherInjection removes what sparkui writes on the kubeflow injection not in use: the runtime
 // init container, the sparkui-runtime volume (and sparkui-runtime-auth), the driver's mount
 // of it, a preStop that is sparkui's withdraw hook and the identity label. So a run with one
 // route on sparkui's own output of the other gives what a run on the original input gives:
 // with both, an installed webhook would copy both runtimes into the driver Pod, whose
 // duplicate names the API server refuses. Only those entries are touched, found through the
-// other route's slots (app.Carrier.OffRoute); a list, mapping or template sparkui's removal
-// leaves empty goes with them (the template route creates the template and its
+// other route's slots (app.Carrier.OtherInjection); a list, mapping or template sparkui's removal
+// leaves empty goes with them (the template injection creates the template and its
 // spark-kubernetes-driver container: one left with its name alone goes too), one that was
 // empty before is kept. It reports whether anything was removed; on carriers other than
 // kubeflow's it does nothing.
-func RemoveOffRoute(c *app.Carrier) bool {
-	off := c.OffRoute()
+func RemoveOtherInjection(c *app.Carrier) bool {
+	off := c.OtherInjection()
 	if off == nil {
 		return false
 	}
 	label := app.LabelApplication
 	value := c.IdentityValue()
-	if off.Route == app.RouteWebhook {
+	if off.Injection == app.InjectWebhook {
 		_, parent, key := slotAt(off, app.SlotInitContainers)
 		removed := dropNamed(parent, key, sidecar.ContainerName)
 		_, parent, key = slotAt(off, app.SlotVolumes)
@@ -40,7 +40,7 @@ func RemoveOffRoute(c *app.Carrier) bool {
 		_, parent, key = slotAt(off, app.SlotPodLabels)
 		return dropLabel(parent, key, label, value) || removed
 	}
-	// The template route's slots: spec.driver.template.
+	// The template injection's slots: spec.driver.template.
 	ps, tmpl, _ := slotAt(off, app.SlotPodSpec)
 	_, md, key := slotAt(off, app.SlotPodLabels)
 	if tmpl == nil || tmpl.Kind != yaml.MappingNode {

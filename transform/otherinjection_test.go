@@ -11,19 +11,19 @@ import (
 	"github.com/sparkui/sparkui/internal/app"
 )
 
-// TestRemoveOffRouteKeepsTheUsers: only sparkui's entries leave the route not in use; the
+// TestRemoveOtherInjectionKeepsTheUsers: only sparkui's entries leave the route not in use; the
 // user's init containers, volumes, mounts, hooks and labels stay, and so does a template
 // the user wrote (nothing of sparkui's in it, or more than its name left in the container).
-func TestRemoveOffRouteKeepsTheUsers(t *testing.T) {
+func TestRemoveOtherInjectionKeepsTheUsers(t *testing.T) {
 	const ours = `[/opt/sparkui/sparkui-runtime, withdraw, --socket=/opt/sparkui/runtime.sock, --timeout=10s]`
 	cases := []struct {
 		name    string
-		route   app.Route
+		route   app.Injection
 		in, out string
 		removed bool
 	}{{
-		name:  "template route: webhook copies go, the user's stay",
-		route: app.RouteTemplate,
+		name:  "template injection: webhook copies go, the user's stay",
+		route: app.InjectTemplate,
 		in: `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication
 metadata: {name: pi}
@@ -48,8 +48,8 @@ spec:
 `,
 		removed: true,
 	}, {
-		name:  "template route: a user preStop and another application's label stay",
-		route: app.RouteTemplate,
+		name:  "template injection: a user preStop and another application's label stay",
+		route: app.InjectTemplate,
 		in: `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication
 metadata: {name: pi}
@@ -59,8 +59,8 @@ spec:
     lifecycle: {preStop: {exec: {command: [sleep, "5"]}}}
 `,
 	}, {
-		name:  "webhook route: template copies go, the user's template stays",
-		route: app.RouteWebhook,
+		name:  "webhook injection: template copies go, the user's template stays",
+		route: app.InjectWebhook,
 		in: `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: ScheduledSparkApplication
 metadata: {name: pi}
@@ -94,8 +94,8 @@ spec:
 `,
 		removed: true,
 	}, {
-		name:  "webhook route: a template without sparkui's additions is left as written",
-		route: app.RouteWebhook,
+		name:  "webhook injection: a template without sparkui's additions is left as written",
+		route: app.InjectWebhook,
 		in: `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: SparkApplication
 metadata: {name: pi}
@@ -110,12 +110,12 @@ spec:
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := readObjects(t, tc.in)
-			c, err := app.DetectCarrier(objs[0], app.CarrierOptions{KubeflowRoute: tc.route})
+			c, err := app.DetectCarrier(objs[0], app.CarrierOptions{KubeflowInjection: tc.route})
 			if err != nil || c == nil {
 				t.Fatalf("DetectCarrier = %v, %v", c, err)
 			}
-			if got := RemoveOffRoute(c); got != tc.removed {
-				t.Errorf("RemoveOffRoute() = %v, want %v", got, tc.removed)
+			if got := RemoveOtherInjection(c); got != tc.removed {
+				t.Errorf("RemoveOtherInjection() = %v, want %v", got, tc.removed)
 			}
 			want := tc.out
 			if want == "" {
