@@ -146,7 +146,7 @@ func TestRedirectorHostileApp(t *testing.T) {
 	// refuses requests without the header that both match — a denial, not a take-over.
 	overlap := `overlapping route claims: a request without the X-Sparkui-Service header (an Ingress, an older route) that matches more than one of them is refused" namespace=` + ns + ` services="` + hostileSvc + " and " + victimSvc + `"`
 	claim("longer prefix, valid id on evil base", prefix+"/jobs", "https://evil.example/history/spark-hostile/", overlap, 404)
-	claim("exact copy, valid id", prefix, "https://shs.example.com/history/spark-hostile/", `service=`+hostileSvc+` app_id=spark-hostile route_host=`+host+` route_prefix=`+prefix, 404)
+	claim("exact copy, valid id", prefix, "https://shs.example.com/history/spark-hostile/", `service=`+hostileSvc+` app_id=spark-hostile route_host=`+host+` route_prefix=`+prefix+"\n", 404)
 	if code, loc, _, err := get(t, base+"/", host, map[string]string{"X-Sparkui-Service": hostileSvc}); err != nil || code != 302 || loc != ownURL+"/history/spark-hostile/" {
 		t.Errorf("through the hostile route: %d %q %v, want its own id on the redirector's URL", code, loc, err)
 	}
