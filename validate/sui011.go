@@ -3,6 +3,7 @@ package validate
 import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
+	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
@@ -28,6 +29,12 @@ spec:
   - name: spark-kubernetes-driver   # no ports declared
 `,
 	Check: checkSUI011,
+	// Driver Pods only (labelled spark-role=driver): a workload's template is not looked at.
+	Admission: []AdmissionPolicy{
+		{Name: "pod", Group: "", Versions: []string{"v1"}, Resources: []string{"pods"},
+			ObjectLabels: map[string]string{names.LabelSparkRole: names.RoleDriver},
+			Validations:  []string{`!has(object.spec.hostNetwork) || !object.spec.hostNetwork || object.spec.containers.all(c, !has(c.ports) || size(c.ports) == 0)`}},
+	},
 }
 
 // checkSUI011: under hostNetwork every declared containerPort becomes a hostPort, and two
