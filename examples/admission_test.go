@@ -335,6 +335,7 @@ func TestAdmissionPolicies(t *testing.T) {
 
 	// One bad manifest per policy. Policies take a moment to become effective (the
 	// admission plugin learns them through an informer): each case is retried, bounded.
+	installed := time.Now()
 	names := make([]string, 0, len(admissionCases))
 	for n := range admissionCases {
 		names = append(names, n)
@@ -369,7 +370,7 @@ func TestAdmissionPolicies(t *testing.T) {
 		if !strings.Contains(text, ": ["+r.ID+"] "+r.Title+": ") {
 			t.Errorf("%s: the answer does not carry the rule id and title: %s", name, text)
 		}
-		t.Logf("%s (%s): %s", name, actions[name], text)
+		t.Logf("%s (%s), %s after the policies were type-checked: %s", name, actions[name], time.Since(installed).Round(time.Millisecond), text)
 	}
 
 	// A real create (not a dry run) is refused the same way: dry run runs admission too,
@@ -485,7 +486,7 @@ func readSource(t *testing.T, itemsPath, resultsPath string) ([]*yaml.RNode, map
 		t.Fatal(err)
 	}
 	var items []*yaml.RNode
-	if rl, err := yaml.Parse(string(src)); err == nil && rl.GetKind() == "ResourceList" {
+	if rl, err := yaml.Parse(string(src)); err == nil && rl.YNode().Kind == yaml.MappingNode && rl.GetKind() == "ResourceList" {
 		if its, _ := rl.Pipe(yaml.Lookup("items")); its != nil {
 			items, _ = its.Elements()
 		}
@@ -526,7 +527,7 @@ func readSource(t *testing.T, itemsPath, resultsPath string) ([]*yaml.RNode, map
 	if err != nil {
 		t.Fatalf("%s: %v", resultsPath, err)
 	}
-	if rn.GetKind() == "ResourceList" {
+	if rn.YNode().Kind == yaml.MappingNode && rn.GetKind() == "ResourceList" {
 		rn, _ = rn.Pipe(yaml.Lookup("results"))
 	}
 	if rn == nil {
