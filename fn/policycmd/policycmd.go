@@ -23,12 +23,14 @@ var Help = cli.Command{
 	Usage: []string{"sparkui-fn policy"},
 	Long: `Writes, on stdout, one ValidatingAdmissionPolicy and one ValidatingAdmissionPolicyBinding
 (admissionregistration.k8s.io/v1, Kubernetes 1.30 or later) for each way a rule that looks at
-one object is checked: ` + strings.Join(ruleIDs(), ", ") + `. An error rule's binding denies
-(validationActions: [Deny]), a warning's warns ([Warn]); every message starts with the rule
-id, as the function's results do. The rules that need several objects at once (a Service and
-the Pod it selects, RBAC, a conf in a ConfigMap) stay with the function and validate: an
-admission request carries one object. Policies and bindings are cluster-scoped, named
-sparkui-<rule>-<scope>, and labelled app.kubernetes.io/managed-by: sparkui.`,
+one object is checked. Rules enforced:
+  ` + strings.Join(ruleIDs(), ", ") + `
+An error rule's binding denies (validationActions: [Deny]), a warning's warns ([Warn]); every
+message starts with the rule id, as the function's results do. The rules that need several
+objects at once (a Service and the Pod it selects, RBAC, a conf in a ConfigMap) stay with the
+function and validate: an admission request carries one object. Policies and bindings are
+cluster-scoped, named sparkui-<rule>-<scope>, and labelled app.kubernetes.io/managed-by:
+sparkui.`,
 	Examples: []string{
 		"sparkui-fn policy | kubectl apply -f -",
 		"# remove them",
