@@ -66,6 +66,44 @@ spec:
     image: spark:3.5.5
     ports: [{name: driver-rpc-port, containerPort: 7078}]
 `,
+	"sparkui-sui011-workload": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: connect, namespace: platform}
+spec:
+  strategy: {type: Recreate}
+  selector: {matchLabels: {app: connect}}
+  template:
+    metadata: {labels: {app: connect, spark-role: driver}}
+    spec:
+      hostNetwork: true
+      containers: [{name: connect, image: spark:4.0.1, ports: [{name: spark-connect, containerPort: 15002}]}]
+`,
+	"sparkui-sui011-job": `apiVersion: batch/v1
+kind: Job
+metadata: {name: once, namespace: batch}
+spec:
+  template:
+    metadata: {labels: {spark-role: driver}}
+    spec:
+      hostNetwork: true
+      restartPolicy: Never
+      containers: [{name: driver, image: spark:3.5.5, ports: [{name: spark-ui, containerPort: 4040}]}]
+`,
+	"sparkui-sui011-cronjob": `apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly, namespace: batch}
+spec:
+  schedule: "0 2 * * *"
+  concurrencyPolicy: Forbid
+  jobTemplate:
+    spec:
+      template:
+        metadata: {labels: {spark-role: driver}}
+        spec:
+          hostNetwork: true
+          restartPolicy: Never
+          containers: [{name: driver, image: spark:3.5.5, ports: [{name: spark-ui, containerPort: 4040}]}]
+`,
 	"sparkui-sui031-kubeflow": kubeflowApp("SparkApplication", `
   sparkConf: {spark.ui.port: "0"}`),
 	"sparkui-sui031-kubeflow-scheduled": kubeflowScheduled(`concurrencyPolicy: Forbid`, `
