@@ -112,6 +112,12 @@ spec:
   sparkConf: {spark.ui.port: "0"}`),
 	"sparkui-sui037-apache": apacheApp("v1", `
   deploymentMode: ClientMode`),
+	"sparkui-sui034-kubeflow": kubeflowApp("SparkApplication", `
+  sparkConf: {spark.kubernetes.driver.podTemplateFile: /opt/spark/conf/driver.yaml}`),
+	"sparkui-sui034-kubeflow-scheduled": kubeflowScheduled(`concurrencyPolicy: Forbid`, `
+    sparkConf: {spark.kubernetes.driver.podTemplateFile: /opt/spark/conf/driver.yaml}`),
+	"sparkui-sui034-apache": apacheApp("v1", `
+  sparkConf: {spark.kubernetes.driver.podTemplateFile: /opt/spark/conf/driver.yaml}`),
 	"sparkui-sui035-workload": `apiVersion: apps/v1
 kind: StatefulSet
 metadata: {name: lab, namespace: notebooks}
