@@ -328,20 +328,15 @@ func TestAdmissionPolicies(t *testing.T) {
 	if len(objs) != 2*len(rules) || len(rules) != len(admissionCases) {
 		t.Fatalf("%d objects for %d policies, %d cases", len(objs), len(rules), len(admissionCases))
 	}
-	for _, o := range objs {
-		s, _ := o.String()
-		u, err := testcluster.DecodeYAML([]byte(s))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := c.Mapping(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Created for real (the policies must exist to act).
-		if _, err := c.Dynamic.Resource(m.Resource).Create(ctx, u, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict}); err != nil {
-			t.Fatalf("creating %s %s: %v", o.GetKind(), o.GetName(), err)
-		}
+	// Installed as docs/admission.md says, with the kubectl on the machine.
+	kubeconfig := c.KubeconfigFile(t, c.Config)
+	install := exec.Command("bash", "-o", "pipefail", "-c", "bin/sparkui-fn policy | kubectl apply -f -")
+	install.Dir = root
+	install.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("sparkui-fn policy | kubectl apply -f -: %v\n%s", err, out)
+	} else if n := strings.Count(string(out), " created\n"); n != len(objs) {
+		t.Fatalf("kubectl apply created %d objects, want %d:\n%s", n, len(objs), out)
 	}
 
 	// kube-controller-manager's validatingadmissionpolicy-status-controller type-checks a
@@ -415,6 +410,16 @@ func TestAdmissionPolicies(t *testing.T) {
 			t.Errorf("%s: the answer does not carry the rule id and title: %s", name, text)
 		}
 		t.Logf("%s (%s), %s after the policies were type-checked: %s", name, actions[name], time.Since(installed).Round(time.Millisecond), text)
+	}
+
+	// What a user sees: kubectl's server-side dry run is refused with the rule id.
+	dry := exec.Command("kubectl", "create", "--dry-run=server", "-f", "-")
+	dry.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	dry.Stdin = strings.NewReader(admissionCases["sparkui-sui037-apache"])
+	if out, err := dry.CombinedOutput(); err == nil || !strings.Contains(string(out), "denied request: [SUI037] client mode in an Apache SparkApplication: ") {
+		t.Errorf("kubectl create --dry-run=server of the SUI037 case: %v\n%s", err, out)
+	} else {
+		t.Logf("kubectl: %s", out)
 	}
 
 	// A real create (not a dry run) is refused the same way: dry run runs admission too,
