@@ -416,7 +416,7 @@ func TestAdmissionPolicies(t *testing.T) {
 	dry := exec.Command("kubectl", "create", "--dry-run=server", "-f", "-")
 	dry.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	dry.Stdin = strings.NewReader(admissionCases["sparkui-sui037-apache"])
-	if out, err := dry.CombinedOutput(); err == nil || !strings.Contains(string(out), "denied request: [SUI037] client mode in an Apache SparkApplication: ") {
+	if out, err := dry.CombinedOutput(); err == nil || !strings.Contains(string(out), `sparkapplications.spark.apache.org "pi" is forbidden: ValidatingAdmissionPolicy 'sparkui-sui037-apache' with binding 'sparkui-sui037-apache' denied request: [SUI037] client mode in an Apache SparkApplication: `) {
 		t.Errorf("kubectl create --dry-run=server of the SUI037 case: %v\n%s", err, out)
 	} else {
 		t.Logf("kubectl: %s", out)

@@ -128,7 +128,10 @@ func Objects() []any {
 				spec.MatchConditions = append(spec.MatchConditions, expr{Name: c.Name, Expression: c.Expression})
 			}
 			for _, v := range p.Validations {
-				spec.Validations = append(spec.Validations, expr{Expression: v, Message: r.AdmissionMessage(), Reason: "Invalid"})
+				spec.Validations = append(spec.Validations, expr{Expression: v, Message: r.AdmissionMessage(),
+					// Forbidden (403): kubectl then prints "… is forbidden: … denied request:
+					// [SUIxxx] …"; the default, Invalid, reads "… is invalid: : …" there.
+					Reason: "Forbidden"})
 			}
 			out = append(out,
 				object{APIVersion: APIVersion, Kind: "ValidatingAdmissionPolicy", Metadata: m, Spec: spec},
