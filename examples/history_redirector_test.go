@@ -15,7 +15,8 @@ import (
 // TestHistoryRedirectorExample: every object of the redirector example is accepted by a real
 // kube-apiserver (server-side dry run, strict field validation), its Pods carry the label
 // handed-off Services select, it listens on the default redirector port, and its image is the
-// runtime of this version. (runtime's TestRedirectorBinary runs its RBAC for real.)
+// runtime of this version, and it is told its History Server URL. (runtime's
+// TestRedirectorBinary runs its RBAC for real.)
 func TestHistoryRedirectorExample(t *testing.T) {
 	src, err := os.ReadFile("history-redirector/redirector.yaml")
 	if err != nil {
@@ -26,7 +27,9 @@ func TestHistoryRedirectorExample(t *testing.T) {
 		"image: " + version.RuntimeImage(),
 		"--redirector-port=8080",
 		"containerPort: 8080",
-		`verbs: ["get", "list", "watch"]`,
+		// It lists and watches; it never reads one Service (TestRedirectorBinary counts its requests).
+		`verbs: ["list", "watch"]`,
+		"name: " + sidecar.EnvHistoryURL,
 	} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("the example lacks %q", want)

@@ -16,6 +16,7 @@ var rootHelp = cli.Command{
 		"sparkui-fn < manifests.yaml            plain YAML in, plain YAML out, default configuration",
 		"sparkui-fn CONFIG.yaml FILE...         plain YAML out; CONFIG.yaml is the functionConfig",
 		"sparkui-fn validate [FILE|DIR|-]...    check plain YAML, change nothing (sparkui-fn validate --help)",
+		"sparkui-fn policy                      admission policies for a cluster (sparkui-fn policy --help)",
 		"sparkui-fn version",
 	},
 	Long: `The functionConfig is a sparkui.dev/v1alpha1 SparkUIService or a v1 ConfigMap
@@ -26,6 +27,7 @@ result is an error. An input over --max-input-bytes or --max-applications is ref
 written (docs/configuration.md, Input limits).`,
 	Commands: []cli.Sub{
 		{Name: "validate", Short: "check plain YAML with sparkui's rules (text, json, sarif or junit report)"},
+		{Name: "policy", Short: "print ValidatingAdmissionPolicies that enforce the single-object rules at admission"},
 		{Name: "version", Short: "print the version"},
 	},
 	Examples: []string{

@@ -2,7 +2,8 @@
 // stdout (kustomize exec functions, kpt fn eval/render, plain pipelines). It exits 1 when
 // any result is an error, after writing every item and result, and prints one line per
 // error on stderr, which is all kustomize shows of a failing function.
-// `sparkui-fn validate` checks plain YAML and prints a report (package fn/validatecmd).
+// `sparkui-fn validate` checks plain YAML and prints a report (package fn/validatecmd);
+// `sparkui-fn policy` prints the admission policies of the single-object rules (fn/policycmd).
 package main
 
 import (
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
 
 	"github.com/sparkui/sparkui/fn/function"
+	"github.com/sparkui/sparkui/fn/policycmd"
 	"github.com/sparkui/sparkui/fn/validatecmd"
 	"github.com/sparkui/sparkui/internal/cli"
 	"github.com/sparkui/sparkui/internal/inputlimit"
@@ -117,13 +119,13 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return fmt.Errorf("%v%s", err, cli.HelpHint)
 	})
-	cmd.AddCommand(validatecmd.New(), &cobra.Command{
+	cmd.AddCommand(validatecmd.New(), policycmd.New(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "sparkui-fn", version.Version) },
 	})
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && args[0] != "validate" && args[0] != "version" && args[0] != "help" {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && args[0] != "validate" && args[0] != "policy" && args[0] != "version" && args[0] != "help" {
 		// standaloneConfigError reads the whole first file: within the limit only.
 		if st, err := os.Stat(args[0]); err == nil && st.Mode().IsRegular() {
 			if err := inputlimit.NewBudget(lim.Bytes).Draw(args[0], st.Size()); err != nil {
@@ -148,7 +150,7 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// What is left for kyaml: the files' bytes, read and counted already, on stdin.
 		args, budget = []string{args[0], "-"}, nil
 	}
-	if len(args) > 0 && args[0] != "validate" {
+	if len(args) > 0 && args[0] != "validate" && args[0] != "policy" {
 		// Standalone mode (`sparkui-fn fn-config.yaml FILE… [-]`) that kyaml runs: it reads
 		// the files itself, so they are measured against the limit first.
 		if err := checkFiles(args, budget); err != nil {

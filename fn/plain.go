@@ -67,7 +67,7 @@ func isStandalone(args []string) bool {
 		return false
 	}
 	switch args[0] {
-	case "validate", "version", "help", "completion":
+	case "validate", "policy", "version", "help", "completion":
 		return false
 	}
 	for _, a := range args {

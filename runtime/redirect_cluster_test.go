@@ -134,7 +134,10 @@ func TestRedirectorBinary(t *testing.T) {
 	}
 
 	port, health := freePort(t), freePort(t)
-	redirector := startProc(t, []string{"KUBECONFIG=" + installRedirectorRBAC(t, c, ns), "POD_NAMESPACE=" + ns},
+	// The redirector's own History Server URL, not the one the runtime writes: the redirect
+	// goes to the redirector's.
+	const ownURL = "https://history.example.org/shs"
+	redirector := startProc(t, []string{"KUBECONFIG=" + installRedirectorRBAC(t, c, ns), "POD_NAMESPACE=" + ns, "SPARKUI_HISTORY_URL=" + ownURL},
 		RedirectCommand, fmt.Sprintf("--redirector-port=%d", port), fmt.Sprintf("--health-port=%d", health))
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	testcluster.WaitFor(t, 20*time.Second, "the redirector to be ready", func() (bool, string) {
@@ -172,11 +175,18 @@ func TestRedirectorBinary(t *testing.T) {
 		t.Fatalf("after SIGTERM: selector %v targetPort %d\n%s", sel, tp, rt.out.String())
 	}
 
-	want := "https://shs.example.com/history/" + appID + "/"
+	if uri := annotation(t, c, ns, svc, "sparkui.dev/history-uri"); uri != "https://shs.example.com/history/"+appID+"/" {
+		t.Fatalf("history-uri %q", uri)
+	}
+	want := ownURL + "/history/" + appID + "/"
 	testcluster.WaitFor(t, 10*time.Second, "the 302", func() (bool, string) {
 		code, loc, body, err := get(t, base+"/apps/wordcount/jobs/", "spark.example.com:443", nil)
 		return err == nil && code == 302 && loc == want, fmt.Sprint(code, " ", loc, " ", body, err)
 	})
+	// The route names its Service (X-Sparkui-Service): that one, whatever the host and path.
+	if code, loc, _, err := get(t, base+"/", "elsewhere.example.com", map[string]string{"X-Sparkui-Service": svc}); err != nil || code != 302 || loc != want {
+		t.Errorf("X-Sparkui-Service: %d %q %v", code, loc, err)
+	}
 	// A route that strips the prefix says it in X-Forwarded-Context.
 	if code, loc, _, err := get(t, base+"/", "Spark.Example.com", map[string]string{"X-Forwarded-Context": "/apps/wordcount"}); err != nil || code != 302 || loc != want {
 		t.Errorf("X-Forwarded-Context: %d %q %v", code, loc, err)
@@ -229,6 +239,10 @@ func TestRedirectCommandLine(t *testing.T) {
 		want string
 	}{
 		{nil, []string{RedirectCommand}, "--namespace (or $POD_NAMESPACE from the downward API) is required"},
+		{[]string{"POD_NAMESPACE=ns"}, []string{RedirectCommand}, "--history-url (or $SPARKUI_HISTORY_URL) is required"},
+		{[]string{"POD_NAMESPACE=ns", "SPARKUI_HISTORY_URL=javascript:alert(1)"}, []string{RedirectCommand}, `--history-url: "javascript:alert(1)" is not an absolute http or https URL`},
+		{[]string{"POD_NAMESPACE=ns"}, []string{RedirectCommand, "--history-url=//evil.example"}, `--history-url: "//evil.example" is not an absolute http or https URL`},
+		{[]string{"POD_NAMESPACE=ns", "SPARKUI_HISTORY_URL=https://shs"}, []string{RedirectCommand, "--max-connections=0"}, "--max-connections: 0 is not a positive number"},
 		{[]string{"POD_NAMESPACE=ns"}, []string{RedirectCommand, "--redirector-port=0"}, "--redirector-port: 0 is not a port in 1-65535"},
 		{[]string{"POD_NAMESPACE=ns"}, []string{RedirectCommand, "--health-port=8080"}, "--redirector-port and --health-port must differ"},
 		{[]string{"POD_NAMESPACE=ns", "SPARKUI_REDIRECTOR_PORT=70000"}, []string{RedirectCommand}, "--redirector-port: 70000 is not a port"},
@@ -241,4 +255,13 @@ func TestRedirectCommandLine(t *testing.T) {
 			t.Errorf("%v %v: exit %d (%v), output %q, want exit 2 and %q", c.env, c.args, code, err, out, c.want)
 		}
 	}
+}
+
+func annotation(t *testing.T, c *testcluster.Cluster, ns, svc, key string) string {
+	t.Helper()
+	s, err := c.Client.CoreV1().Services(ns).Get(testcluster.Context(t, 10*time.Second), svc, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Annotations[key]
 }

@@ -268,20 +268,27 @@ func parentRefs(o RouteOptions) *yaml.Node {
 
 // httpRouteSpec matches the prefix, strips it (Spark serves at the root) and tells Spark the
 // prefix in X-Forwarded-Context, which UIUtils.uiRoot uses when spark.ui.proxyBase is not a
-// system property (a conf sparkui could not write, a PySpark session's builder conf). URLRewrite
-// is an Extended filter of the Gateway API, RequestHeaderModifier a Core one.
+// system property (a conf sparkui could not write, a PySpark session's builder conf); it names
+// the backend Service in X-Sparkui-Service at any prefix. URLRewrite is an Extended filter of
+// the Gateway API, RequestHeaderModifier a Core one.
 func httpRouteSpec(a *app.App, o RouteOptions, f routeFacts, port int) *yaml.Node {
 	spec := yamlx.NewMap("parentRefs", parentRefs(o))
 	if f.host != "" {
 		yamlx.Set(spec, "hostnames", yamlx.NewSeq(f.host))
 	}
 	rule := yamlx.NewMap("matches", yamlx.NewSeq(yamlx.NewMap("path", yamlx.NewMap("type", "PathPrefix", "value", f.prefix))))
+	filters := yamlx.NewSeq()
+	set := yamlx.NewSeq()
 	if f.prefix != "/" {
-		yamlx.Set(rule, "filters", yamlx.NewSeq(
-			yamlx.NewMap("type", "URLRewrite", "urlRewrite", yamlx.NewMap("path", yamlx.NewMap("type", "ReplacePrefixMatch", "replacePrefixMatch", "/"))),
-			yamlx.NewMap("type", "RequestHeaderModifier", "requestHeaderModifier", yamlx.NewMap("set", yamlx.NewSeq(yamlx.NewMap("name", names.HeaderForwardedContext, "value", f.prefix)))),
-		))
+		filters.Content = append(filters.Content,
+			yamlx.NewMap("type", "URLRewrite", "urlRewrite", yamlx.NewMap("path", yamlx.NewMap("type", "ReplacePrefixMatch", "replacePrefixMatch", "/"))))
+		set.Content = append(set.Content, yamlx.NewMap("name", names.HeaderForwardedContext, "value", f.prefix))
 	}
+	// The backend Service's name, for the history redirector (docs/history.md): "set" replaces
+	// a client's value, so the redirector answers from this Service alone.
+	set.Content = append(set.Content, yamlx.NewMap("name", names.HeaderUIService, "value", a.UIServiceName))
+	filters.Content = append(filters.Content, yamlx.NewMap("type", "RequestHeaderModifier", "requestHeaderModifier", yamlx.NewMap("set", set)))
+	yamlx.Set(rule, "filters", filters)
 	yamlx.Set(rule, "backendRefs", yamlx.NewSeq(yamlx.NewMap("group", "", "kind", "Service", "name", a.UIServiceName, "port", port)))
 	yamlx.Set(spec, "rules", yamlx.NewSeq(rule))
 	return spec
@@ -315,7 +322,8 @@ func ingressSpec(a *app.App, o RouteOptions, f routeFacts, port int) *yaml.Node 
 // openShiftRouteSpec targets the UI Service's port by name: a Route's port.targetPort names
 // an endpoint port, and the number behind the name is whatever the runtime bound. The
 // prefix is stripped by the router's rewrite-target annotation (routeAnnotations) and sent
-// in X-Forwarded-Context through spec.httpHeaders (route.openshift.io/v1 RouteHTTPHeaders).
+// in X-Forwarded-Context through spec.httpHeaders (route.openshift.io/v1 RouteHTTPHeaders),
+// which also names the backend Service in X-Sparkui-Service.
 // TLS is edge-terminated with the certificate of a Secret (spec.tls.externalCertificate).
 func openShiftRouteSpec(a *app.App, o RouteOptions, f routeFacts, portName string) *yaml.Node {
 	spec := yamlx.NewMap("host", f.host)
@@ -328,10 +336,16 @@ func openShiftRouteSpec(a *app.App, o RouteOptions, f routeFacts, portName strin
 		yamlx.Set(spec, "tls", yamlx.NewMap("termination", "edge", "insecureEdgeTerminationPolicy", "Redirect",
 			"externalCertificate", yamlx.NewMap("name", o.TLSSecret)))
 	}
-	if f.prefix != "/" {
-		set := yamlx.NewMap("name", names.HeaderForwardedContext, "action", yamlx.NewMap("type", "Set", "set", yamlx.NewMap("value", f.prefix)))
-		yamlx.Set(spec, "httpHeaders", yamlx.NewMap("actions", yamlx.NewMap("request", yamlx.NewSeq(set))))
+	setHeader := func(name, value string) *yaml.Node {
+		return yamlx.NewMap("name", name, "action", yamlx.NewMap("type", "Set", "set", yamlx.NewMap("value", value)))
 	}
+	request := yamlx.NewSeq()
+	if f.prefix != "/" {
+		request.Content = append(request.Content, setHeader(names.HeaderForwardedContext, f.prefix))
+	}
+	// The backend Service's name, for the history redirector, as on an HTTPRoute.
+	request.Content = append(request.Content, setHeader(names.HeaderUIService, a.UIServiceName))
+	yamlx.Set(spec, "httpHeaders", yamlx.NewMap("actions", yamlx.NewMap("request", request)))
 	return spec
 }
 

@@ -33,7 +33,8 @@ spec:
     - {name: driver-rpc-port, containerPort: 7078}
     # spark.ui.port=0: the UI port is not declared (a fixed spark.ui.port may be)
 `,
-	Check: checkSUI001,
+	Check:              checkSUI001,
+	RefusedByAPIServer: "A Pod, or a workload's pod template, with containerPort 0 is refused by the API server's own validation (`containerPort: Required value`) before admission policies run; in an operator resource the driver Pod the operator creates is refused the same way.",
 }
 
 // checkSUI001: containerPort 0 is what spark.ui.port=0 writes; the API server rejects the Pod.

@@ -32,7 +32,8 @@ spec:
   - {name: driver-rpc-port, port: 7078, targetPort: 7078}
   - {name: spark-ui, port: 4040}               # or no spark-ui entry at all
 `,
-	Check: checkSUI002,
+	Check:              checkSUI002,
+	RefusedByAPIServer: "A Service with port 0 or targetPort 0 is refused by the API server's own validation (`must be between 1 and 65535, inclusive`) before admission policies run.",
 }
 
 // checkSUI002: a Service port 0 (or explicit targetPort 0) is rejected by the API server.

@@ -3,6 +3,7 @@ package validate
 import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
+	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
@@ -26,6 +27,13 @@ spec:
 `,
 	Passing: "spec:\n  # no selector (an empty `selector: {}` is none too)\n  ports: [{name: spark-ui, protocol: TCP, port: 4040}]\n",
 	Check:   checkSUI004,
+	// On CREATE only: the runtime's bind is an update that sets the selector.
+	Admission: []AdmissionPolicy{
+		{Name: "ui-service", Group: "", Versions: []string{"v1"}, Resources: []string{"services"}, Operations: opCreate,
+			ObjectLabels: map[string]string{names.LabelManagedBy: names.ManagedByValue},
+			Conditions:   []AdmissionCondition{{"ui-service", celIsOurUIService}},
+			Validations:  []string{`!has(object.spec.selector) || size(object.spec.selector) == 0`}},
+	},
 }
 
 // checkSUI004: a selector in the manifests routes traffic before the UI has bound (to

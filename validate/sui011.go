@@ -3,6 +3,7 @@ package validate
 import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
+	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
@@ -28,6 +29,22 @@ spec:
   - name: spark-kubernetes-driver   # no ports declared
 `,
 	Check: checkSUI011,
+	// Driver Pods (labelled spark-role=driver) and driver workloads' pod templates, as the
+	// model reads them (App.Containers: the pod spec's containers).
+	Admission: []AdmissionPolicy{
+		{Name: "pod", Group: "", Versions: []string{"v1"}, Resources: []string{"pods"},
+			ObjectLabels: map[string]string{names.LabelSparkRole: names.RoleDriver},
+			Validations:  []string{celNoHostNetworkPorts("object.spec")}},
+		{Name: "workload", Group: "apps", Versions: []string{"v1"}, Resources: admitWorkloads,
+			Conditions:  []AdmissionCondition{{"driver-template", celTemplateIsDriver}},
+			Validations: []string{celNoHostNetworkPorts("object.spec.template.spec")}},
+		{Name: "job", Group: "batch", Versions: []string{"v1"}, Resources: []string{"jobs"},
+			Conditions:  []AdmissionCondition{{"driver-template", celTemplateIsDriver}},
+			Validations: []string{celNoHostNetworkPorts("object.spec.template.spec")}},
+		{Name: "cronjob", Group: "batch", Versions: []string{"v1"}, Resources: []string{"cronjobs"},
+			Conditions:  []AdmissionCondition{{"driver-template", celCronJobTemplateIsDriver}},
+			Validations: []string{celNoHostNetworkPorts("object.spec.jobTemplate.spec.template.spec")}},
+	},
 }
 
 // checkSUI011: under hostNetwork every declared containerPort becomes a hostPort, and two
@@ -47,4 +64,10 @@ func checkSUI011(ctx *Context) []Finding {
 		}
 	}
 	return out
+}
+
+// celNoHostNetworkPorts: the pod spec at spec (a CEL path) is not on the host network, or its
+// containers declare no port.
+func celNoHostNetworkPorts(spec string) string {
+	return "!has(" + spec + ".hostNetwork) || !" + spec + ".hostNetwork || " + spec + ".containers.all(c, !has(c.ports) || size(c.ports) == 0)"
 }

@@ -26,6 +26,17 @@ spec:
     spark.ui.port: "4040"
 `,
 	Check: checkSUI031,
+	// spark.ui.port is read as Spark reads it (a 32-bit integer: sign and leading zeros
+	// allowed); only the resource's own sparkConf is looked at (a conf in a ConfigMap it
+	// names is another object).
+	Admission: []AdmissionPolicy{
+		{Name: "kubeflow", Group: kubeflowGroup, Versions: []string{"v1beta2"}, Resources: []string{"sparkapplications"},
+			Validations: []string{celNoZeroUIPort("object.spec")}},
+		{Name: "kubeflow-scheduled", Group: kubeflowGroup, Versions: []string{"v1beta2"}, Resources: []string{"scheduledsparkapplications"},
+			Validations: []string{`!has(object.spec.template) || ` + celNoZeroUIPort("object.spec.template")}},
+		{Name: "apache", Group: "spark.apache.org", Versions: []string{"v1", "v1beta1"}, Resources: []string{"sparkapplications"},
+			Validations: []string{`!has(object.spec) || ` + celNoZeroUIPort("object.spec")}},
+	},
 }
 
 // checkSUI031: only the operators' resources; for a spark-submit Pod the function drops the
@@ -42,4 +53,9 @@ func checkSUI031(ctx *Context) []Finding {
 		}
 	}
 	return out
+}
+
+// celNoZeroUIPort: the sparkConf under spec (a CEL path) does not set spark.ui.port to 0.
+func celNoZeroUIPort(spec string) string {
+	return "!has(" + spec + ".sparkConf) || !('spark.ui.port' in " + spec + ".sparkConf) || !" + spec + ".sparkConf['spark.ui.port'].matches('^[+-]?0+$')"
 }

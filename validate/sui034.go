@@ -29,6 +29,15 @@ var SUI034 = Rule{
         nodeSelector: {pool: spark}
 `,
 	Check: checkSUI034,
+	// A warning: the bindings warn. Only the resource's own sparkConf is read.
+	Admission: []AdmissionPolicy{
+		{Name: "kubeflow", Group: kubeflowGroup, Versions: []string{"v1beta2"}, Resources: []string{"sparkapplications"},
+			Validations: []string{celNoConfKey("object.spec", app.KeyPodTemplateFile)}},
+		{Name: "kubeflow-scheduled", Group: kubeflowGroup, Versions: []string{"v1beta2"}, Resources: []string{"scheduledsparkapplications"},
+			Validations: []string{`!has(object.spec.template) || ` + celNoConfKey("object.spec.template", app.KeyPodTemplateFile)}},
+		{Name: "apache", Group: "spark.apache.org", Versions: []string{"v1", "v1beta1"}, Resources: []string{"sparkapplications"},
+			Validations: []string{`!has(object.spec) || ` + celNoConfKey("object.spec", app.KeyPodTemplateFile)}},
+	},
 }
 
 func checkSUI034(ctx *Context) []Finding {
@@ -59,4 +68,9 @@ func checkSUI034(ctx *Context) []Finding {
 			Msg: "spark.kubernetes.driver.podTemplateFile=" + f + msg})
 	}
 	return out
+}
+
+// celNoConfKey: the sparkConf under spec (a CEL path) does not set key.
+func celNoConfKey(spec, key string) string {
+	return "!has(" + spec + ".sparkConf) || !('" + key + "' in " + spec + ".sparkConf)"
 }

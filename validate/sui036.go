@@ -23,6 +23,19 @@ spec:
   concurrencyPolicy: Forbid
 `,
 	Check: checkSUI036,
+	// A warning: the policies' bindings warn (validationActions Warn). The API server has
+	// defaulted strategy.type and a CronJob's concurrencyPolicy by the time they run; the
+	// kubeflow CRD has no default, and an unset policy is not Allow there.
+	Admission: []AdmissionPolicy{
+		{Name: "deployment", Group: "apps", Versions: []string{"v1"}, Resources: []string{"deployments"},
+			Conditions:  []AdmissionCondition{{"driver-template", celTemplateIsDriver}},
+			Validations: []string{`has(object.spec.strategy) && has(object.spec.strategy.type) && object.spec.strategy.type != 'RollingUpdate'`}},
+		{Name: "cronjob", Group: "batch", Versions: []string{"v1"}, Resources: []string{"cronjobs"},
+			Conditions:  []AdmissionCondition{{"driver-template", celCronJobTemplateIsDriver}},
+			Validations: []string{`has(object.spec.concurrencyPolicy) && object.spec.concurrencyPolicy != 'Allow'`}},
+		{Name: "kubeflow-scheduled", Group: kubeflowGroup, Versions: []string{"v1beta2"}, Resources: []string{"scheduledsparkapplications"},
+			Validations: []string{`!has(object.spec.concurrencyPolicy) || object.spec.concurrencyPolicy != 'Allow'`}},
+	},
 }
 
 func checkSUI036(ctx *Context) []Finding {

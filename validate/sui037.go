@@ -24,6 +24,10 @@ spec:
   deploymentMode: ClusterMode
 `,
 	Check: checkSUI037,
+	Admission: []AdmissionPolicy{
+		{Name: "apache", Group: "spark.apache.org", Versions: []string{"v1", "v1beta1"}, Resources: []string{"sparkapplications"},
+			Validations: []string{`!has(object.spec) || !has(object.spec.deploymentMode) || object.spec.deploymentMode != 'ClientMode'`}},
+	},
 }
 
 func checkSUI037(ctx *Context) []Finding {

@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"strings"
+
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/sparkui/sparkui/internal/app"
@@ -29,6 +31,14 @@ spec:
   annotations: {kustomize.toolkit.fluxcd.io/ssa: IfNotPresent}
 `,
 	Check: checkSUI040,
+	// On CREATE only: the runtime's bind and an older live Service are updates.
+	Admission: []AdmissionPolicy{
+		{Name: "ui-service", Group: "", Versions: []string{"v1"}, Resources: []string{"services"}, Operations: opCreate,
+			ObjectLabels: map[string]string{names.LabelManagedBy: names.ManagedByValue},
+			Conditions:   []AdmissionCondition{{"ui-service", celIsOurUIService}},
+			Validations: []string{`has(object.metadata.annotations) && '` + names.AnnotationFluxSSA + `' in object.metadata.annotations && ` +
+				`object.metadata.annotations['` + names.AnnotationFluxSSA + `'].lowerAscii() == '` + strings.ToLower(names.FluxSSAIfNotPresent) + `'`}},
+	},
 }
 
 // checkSUI040 points at the annotation when one is declared with another value, else at the

@@ -71,6 +71,12 @@ type Rule struct {
 	RaisedBy, Fixtures string
 	// Check is nil for rules raised outside the model.
 	Check func(*Context) []Finding
+	// Admission are the ValidatingAdmissionPolicies that enforce the rule in a cluster, for
+	// a rule that looks at one object (admission.go); none for the others.
+	Admission []AdmissionPolicy
+	// RefusedByAPIServer says the API server's own validation refuses what the rule catches,
+	// before any admission policy runs (so no policy could add its id to the refusal).
+	RefusedByAPIServer string
 }
 
 // HelpURI is where rule id's section of docs/rules.md is published.

@@ -62,8 +62,8 @@ func TestGatewayRoutesToBoundUI(t *testing.T) { gatewayRun(t, false) }
 // withdrawal, rendered with historyServer and the namespace's redirector running
 // (examples/history-redirector, its Pod under hostNetwork): the SIGTERM hands the Service to
 // the redirector, and the SAME URL through Traefik then answers 302 to
-// <historyURL>/history/<app id>/, the redirector matching the Service by the
-// X-Forwarded-Context the route sets (the rewritten path no longer carries the prefix).
+// <historyURL>/history/<app id>/, the redirector answering from the Service the route names
+// in X-Sparkui-Service (a client's own value for it is replaced by the route's).
 func TestGatewayRedirectsToHistoryAfterWithdrawal(t *testing.T) { gatewayRun(t, true) }
 
 func gatewayRun(t *testing.T, history bool) {
@@ -158,6 +158,9 @@ func gatewayRun(t *testing.T, history bool) {
 		if rq.Path != "/api/v1/applications" || rq.Header.Get("X-Forwarded-Context") != prefix {
 			t.Fatalf("the UI received path %q with X-Forwarded-Context %q, want %q and %q", rq.Path, rq.Header.Get("X-Forwarded-Context"), "/api/v1/applications", prefix)
 		}
+		if got := rq.Header.Values(names.HeaderUIService); len(got) != 1 || got[0] != svc {
+			t.Fatalf("the UI received %s %q, want exactly %q (the route's header for the history redirector)", names.HeaderUIService, got, svc)
+		}
 	}
 	// A browser's way in: Spark's redirect of its root and its pages' links keep the prefix
 	// (spark.ui.proxyRedirectUri, UIUtils.uiRoot), so the next request goes through the route
@@ -208,6 +211,22 @@ func gatewayRun(t *testing.T, history bool) {
 		}
 	}
 	check()
+	if history {
+		// A client's own X-Sparkui-Service naming another Service is replaced by the route's
+		// ("set"): the redirect is still this application's.
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req.Header.Set("User-Agent", gatewayAgent)
+		req.Header.Set(names.HeaderUIService, "someone-else-ui-svc")
+		client := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if want := historyURL + "/history/" + appID + "/"; resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != want {
+			t.Fatalf("with a forged %s: %d %q, want 302 %q", names.HeaderUIService, resp.StatusCode, resp.Header.Get("Location"), want)
+		}
+	}
 	before := len(ui.Requests(gatewayAgent))
 	for i := 0; i < 3; i++ {
 		check()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +38,8 @@ type Watcher struct {
 
 	table   atomic.Pointer[Table]
 	entries map[string]Entry // owned by Run
+	// overlaps is what the log last said about overlapping route claims (owned by Run).
+	overlaps string
 }
 
 // NewWatcher follows namespace's Services through the API server of cfg.
@@ -121,10 +124,14 @@ func (w *Watcher) list(ctx context.Context) (string, error) {
 	if err := json.Unmarshal(raw, &l); err != nil {
 		return "", fmt.Errorf("reading the Service list: %w", err)
 	}
+	old := w.entries
 	w.entries = map[string]Entry{}
 	for i := range l.Items {
 		if e, ok := FromService(&l.Items[i]); ok {
 			w.entries[e.Name] = e
+			if o, had := old[e.Name]; !had || o != e {
+				w.logEntry(e)
+			}
 		}
 	}
 	w.publish()
@@ -137,7 +144,28 @@ func (w *Watcher) publish() {
 	for _, e := range w.entries {
 		es = append(es, e)
 	}
-	w.table.Store(NewTable(es))
+	t := NewTable(w.namespace, es)
+	defer w.table.Store(t)
+	// Said once per change, not per request: which claims a request without the route's
+	// header could match together, and so is refused.
+	if o := strings.Join(t.Overlaps(), "; "); o != w.overlaps {
+		w.overlaps = o
+		if o != "" {
+			w.log.Warn("overlapping route claims: a request without the "+names.HeaderUIService+" header (an Ingress, an older route) that matches more than one of them is refused",
+				"namespace", w.namespace, "services", o)
+		} else {
+			w.log.Info("no overlapping route claims any more", "namespace", w.namespace)
+		}
+	}
+}
+
+// logEntry says what the redirector makes of a handed-off Service, once per change.
+func (w *Watcher) logEntry(e Entry) {
+	if e.Refused != "" {
+		w.log.Warn("refusing the hand-off of a UI Service: it will not be redirected", "namespace", w.namespace, "service", e.Name, "reason", e.Refused)
+		return
+	}
+	w.log.Info("handed-off UI Service", "namespace", w.namespace, "service", e.Name, "app_id", e.AppID, "route_host", e.Host, "route_prefix", e.Prefix)
 }
 
 // event is one watch event as the API server streams it in JSON.
@@ -204,7 +232,7 @@ func (w *Watcher) apply(typ string, svc *externaluri.Service) bool {
 	switch {
 	case ok && (!had || old != e):
 		w.entries[name] = e
-		w.log.Info("handed-off UI Service", "service", name, "history_uri", e.URI, "route_host", e.Host, "route_prefix", e.Prefix)
+		w.logEntry(e)
 		return true
 	case !ok && had:
 		delete(w.entries, name)

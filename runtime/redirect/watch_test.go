@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -136,7 +137,8 @@ func TestWatcherTable(t *testing.T) {
 	}
 	srv := httptest.NewServer(api)
 	defer srv.Close()
-	w, err := NewWatcher(&rest.Config{Host: srv.URL}, "analytics", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var logs syncBuffer
+	w, err := NewWatcher(&rest.Config{Host: srv.URL}, "analytics", slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +153,34 @@ func TestWatcherTable(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	// a (listed) and b (handed off by the watch), both for any host at "/": a tie.
-	if r, ok := w.Table().Lookup("x", "/", ""); ok || fmt.Sprint(r.Ambiguous) != "[a b]" {
+	// a (listed) and b (handed off by the watch), both claiming any host at "/": refused
+	// without the route's header, each found by its own.
+	if r, ok := w.Table().ByHost("x", "/", ""); ok || fmt.Sprint(r.Ambiguous) != "[a b]" {
 		t.Errorf("after the list and the event: %+v %v", r, ok)
 	}
+	if r, ok := w.Table().ByService("b"); !ok || r.Entry.AppID != "b" {
+		t.Errorf("b by its header: %+v %v", r, ok)
+	}
+	// Said once, when the overlap appeared.
+	if n := strings.Count(logs.String(), "overlapping route claims"); n != 1 || !strings.Contains(logs.String(), `services="a and b"`) {
+		t.Errorf("%d overlap lines:\n%s", n, logs.String())
+	}
+}
+
+// syncBuffer is a log buffer the watcher's goroutine writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -9,9 +9,11 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/sparkui/sparkui/validate"
+	"github.com/sparkui/sparkui/validate/policy"
 )
 
 func main() {
@@ -98,8 +100,15 @@ manifests and its check), listed in ` + "`validate/catalog.go`" + `; this page i
 (` + "`go generate ./validate`" + `) and ` + "`validate/internal/gendocs`" + ` tests that it is current. The SARIF
 report carries the same text. See [validate.md](validate.md) for running the rules in CI.
 
-| ID | severity | finding |
-|---|---|---|
+The admission column says how a rule is enforced in a cluster by the ValidatingAdmissionPolicies
+` + "`sparkui-fn policy`" + ` prints ([admission.md](admission.md)): **deny** (the API server refuses the object,
+the message starting with the rule id), **warn** (admitted, the client shows the warning), **API
+server** (the API server's own validation already refuses it, before any policy runs), or —
+(the rule needs more than one object, or is about the input itself, and stays with the function
+and ` + "`sparkui-fn validate`" + `).
+
+| ID | severity | admission | finding |
+|---|---|---|---|
 `
 
 // anchor is the id a rule's section is reached by (validate.HelpURI): an explicit one, since
@@ -125,7 +134,7 @@ func render(root string, rules []validate.Rule) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(intro)
 	for _, r := range rules {
-		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s |\n", r.ID, anchor(r.ID), r.Severity, r.Title)
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s |\n", r.ID, anchor(r.ID), r.Severity, admissionColumn(r), r.Title)
 	}
 	if err := unusedSection(&b, rules); err != nil {
 		return nil, err
@@ -158,8 +167,57 @@ func render(root string, rules []validate.Rule) ([]byte, error) {
 		if r.Notes != "" {
 			fmt.Fprintf(&b, "\n%s\n", r.Notes)
 		}
+		admissionSection(&b, r)
 	}
 	return b.Bytes(), nil
+}
+
+// admissionColumn is the rules table's admission cell.
+func admissionColumn(r validate.Rule) string {
+	switch {
+	case len(r.Admission) > 0 && policy.Action(r.Severity) != "":
+		return strings.ToLower(policy.Action(r.Severity))
+	case r.RefusedByAPIServer != "":
+		return "API server"
+	}
+	return "—"
+}
+
+// admissionSection says, under a rule, which policies enforce it and on what.
+func admissionSection(b *bytes.Buffer, r validate.Rule) {
+	if r.RefusedByAPIServer != "" {
+		fmt.Fprintf(b, "\nAt admission: %s\n", r.RefusedByAPIServer)
+	}
+	if len(r.Admission) == 0 || policy.Action(r.Severity) == "" {
+		return
+	}
+	fmt.Fprintf(b, "\nAt admission (%s, [admission.md](admission.md)):\n\n", strings.ToLower(policy.Action(r.Severity)))
+	for _, p := range r.Admission {
+		ops := p.Operations
+		if len(ops) == 0 {
+			ops = []string{"CREATE", "UPDATE"}
+		}
+		group := p.Group
+		if group == "" {
+			group = "core"
+		}
+		fmt.Fprintf(b, "- `%s`: %s (%s %s), on %s", policy.Name(r.ID, p), strings.Join(p.Resources, ", "), group, strings.Join(p.Versions, ", "), strings.Join(ops, " and "))
+		if len(p.ObjectLabels) > 0 {
+			var ls []string
+			for k, v := range p.ObjectLabels {
+				ls = append(ls, k+"="+v)
+			}
+			sort.Strings(ls)
+			fmt.Fprintf(b, ", labelled %s", strings.Join(ls, ","))
+		}
+		for _, c := range p.Conditions {
+			fmt.Fprintf(b, ", when `%s`", c.Expression)
+		}
+		for _, v := range p.Validations {
+			fmt.Fprintf(b, "; must hold: `%s`", v)
+		}
+		b.WriteString("\n")
+	}
 }
 
 // fixtures links a rule's fixture directories, failing ones first.
