@@ -1,0 +1,109 @@
+// Command fakespark-ui is the stand-in Spark driver of the node tests: the image the driver
+// container runs instead of Spark. It takes the arguments spark-submit gives the driver
+// (`driver --properties-file <file> …`), reads spark.app.id, spark.ui.port,
+// spark.port.maxRetries and spark.kubernetes.driver.pod.name/namespace from the properties as
+// Spark does, and serves package fakespark's UI on 0.0.0.0: "starting up" for
+// $FAKESPARK_STARTUP (default 1s), then the REST API. A fixed port that is taken moves to
+// port+1 … port+maxRetries as Spark's Utils.startServiceOnPort does; 0 is a random port.
+//
+// It logs what the tests read from the container's log: "listening <port>" once bound,
+// "SIGTERM <unix nanoseconds>" when the kubelet stops it (then it closes the port and exits 0,
+// as the driver JVM's shutdown hook stops the UI), and exits with status 137 on
+// $FAKESPARK_CRASH_AFTER (a crash: no preStop, no SIGTERM).
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/sparkui/sparkui/internal/sparkconf"
+	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+)
+
+func main() {
+	props := map[string]string{}
+	args := os.Args[1:]
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--properties-file" {
+			data, err := os.ReadFile(args[i+1])
+			if err != nil {
+				fail(err)
+			}
+			if props, err = sparkconf.Parse(string(data)); err != nil {
+				fail(err)
+			}
+		}
+	}
+	port := atoi(props["spark.ui.port"], 4040)
+	retries := atoi(props["spark.port.maxRetries"], 16)
+	appID := props["spark.app.id"]
+	if appID == "" {
+		appID = os.Getenv("SPARK_APPLICATION_ID")
+	}
+	opts := fakespark.Options{
+		AppID: appID, PodName: props["spark.kubernetes.driver.pod.name"],
+		Namespace: props["spark.kubernetes.namespace"], State: fakespark.StartingUp,
+	}
+	var srv *fakespark.Server
+	var err error
+	for try := 0; try <= retries; try++ {
+		p := port
+		if port != 0 {
+			p = port + try
+		}
+		opts.Addr = fmt.Sprintf("0.0.0.0:%d", p)
+		if srv, err = fakespark.Start(opts); err == nil || port == 0 {
+			break
+		}
+	}
+	if err != nil {
+		fail(err)
+	}
+	fmt.Printf("listening %d app %s\n", srv.Port, appID)
+
+	startup := time.Second
+	if d, err := time.ParseDuration(os.Getenv("FAKESPARK_STARTUP")); err == nil {
+		startup = d
+	}
+	go func() {
+		time.Sleep(startup)
+		srv.Set(fakespark.Ready)
+		fmt.Println("ready")
+	}()
+	if d, err := time.ParseDuration(os.Getenv("FAKESPARK_CRASH_AFTER")); err == nil {
+		go func() {
+			time.Sleep(d)
+			fmt.Printf("crash %d\n", time.Now().UnixNano())
+			os.Exit(137)
+		}()
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	s := <-sig
+	fmt.Printf("%s %d\n", sigName(s), time.Now().UnixNano())
+	srv.Close()
+	os.Exit(0)
+}
+
+func sigName(s os.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+func atoi(s string, def int) int {
+	if v, err := strconv.Atoi(s); err == nil {
+		return v
+	}
+	return def
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "fakespark-ui:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,153 @@
+package nodetest
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sparkui/sparkui/internal/testcluster"
+)
+
+// TestSparkSubmitDriverOnNode: the function's output on examples/spark-submit (spark.ui.port=0,
+// hostNetwork) created as is; the kubelet runs the runtime as a native sidecar and the driver
+// container (the stand-in UI under the manifests' Spark image name). Asserted on the UI
+// Service's timeline, watched from before it exists:
+//   - bind: targetPort = the port the UI really bound (random), selector set, the
+//     EndpointSlice = the Pod's IP (the node's, hostNetwork) on that port, Ready; the UI
+//     answers there with this application;
+//   - `delete pod`: the withdrawn selector (sparkui.dev/withdrawn: <Pod UID>) and an empty
+//     EndpointSlice BEFORE the driver container gets SIGTERM (preStop runs first);
+//   - the garbage collector deletes the Service with the Pod (the runtime's ownerReference).
+//
+// No other state ever appears: every selector seen is empty (before the bind), this Pod's, or
+// the withdrawn one.
+func TestSparkSubmitDriverOnNode(t *testing.T) {
+	n := startNode(t, "docker.io/apache/spark:3.5.3")
+	c := n.Cluster
+	objs := render(t, "spark-submit")
+	var podName, svcName, ns, appID string
+	for _, o := range objs {
+		switch {
+		case o.GetKind() == "Pod":
+			podName, ns = o.GetName(), o.GetNamespace()
+			appID = o.GetLabels()["spark-app-selector"]
+		case o.GetKind() == "Service" && strings.HasSuffix(o.GetName(), "-ui-svc"):
+			svcName = o.GetName()
+		}
+	}
+	if podName == "" || svcName == "" {
+		t.Fatalf("no driver Pod or UI Service in the output")
+	}
+	n.PrepareNamespace(t, ns)
+	tl := watchService(t, n, ns, svcName)
+	ctx := testcluster.Context(t, 4*time.Minute)
+
+	applied := time.Now()
+	create(t, n, objs)
+
+	// The UI's real port, from the stand-in's log.
+	m := logLine(t, n, ns, podName, "spark-kubernetes-driver", regexp.MustCompile(`listening (\d+) app (\S+)`), 2*time.Minute)
+	uiPort, loggedApp := m[1], m[2]
+	if loggedApp != appID {
+		t.Errorf("the stand-in serves application %q, want %q (from spark.properties)", loggedApp, appID)
+	}
+	var pod *corev1.Pod
+	testcluster.WaitFor(t, 90*time.Second, "the UI Service bound to the UI's port", func() (bool, string) {
+		s, ok := tl.first(func(s svcState) bool { return s.TargetPort == uiPort && len(s.Selector) > 0 })
+		return ok, tl.String() + " " + s.String()
+	})
+	bound, _ := tl.first(func(s svcState) bool { return s.TargetPort == uiPort && len(s.Selector) > 0 })
+	t.Logf("apply → bound: %s", bound.At.Sub(applied).Round(time.Millisecond))
+
+	pod, err := c.Client.CoreV1().Pods(ns).Get(ctx, podName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Status.PodIP != n.Gateway.String() {
+		t.Errorf("hostNetwork Pod IP %q, want the node's %s", pod.Status.PodIP, n.Gateway)
+	}
+	// The sidecar started before the driver and is Ready (its startupProbe passed).
+	if len(pod.Status.InitContainerStatuses) != 1 || pod.Status.InitContainerStatuses[0].Name != "sparkui-runtime" ||
+		pod.Status.InitContainerStatuses[0].Started == nil || !*pod.Status.InitContainerStatuses[0].Started {
+		t.Errorf("the runtime sidecar is not started: %+v", pod.Status.InitContainerStatuses)
+	}
+
+	want := n.Gateway.String() + ":" + uiPort + " ready=true"
+	testcluster.WaitFor(t, 60*time.Second, "the EndpointSlice on the UI", func() (bool, string) {
+		eps, err := sliceEndpoints(ctx, n, ns, svcName)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(eps) == 1 && eps[0] == want, strings.Join(eps, " ")
+	})
+	code, body, err := get(t, n, "http://"+n.Gateway.String()+":"+uiPort+"/api/v1/applications")
+	if err != nil || code != 200 || !strings.Contains(body, `"id":"`+appID+`"`) {
+		t.Errorf("the endpoint does not answer as the application: %d %s %v", code, body, err)
+	}
+
+	// Delete the Pod as a user does (its grace period); read the SIGTERM line while the
+	// container's log still exists.
+	deleted := time.Now()
+	if err := c.Client.CoreV1().Pods(ns).Delete(ctx, podName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	withdrawn := map[string]string{"sparkui.dev/withdrawn": string(pod.UID)}
+	sig := logLine(t, n, ns, podName, "spark-kubernetes-driver", regexp.MustCompile(`SIGTERM (\d+)`), 60*time.Second)
+	ns64, _ := strconv.ParseInt(sig[1], 10, 64)
+	sigterm := time.Unix(0, ns64)
+	// The watch saw the withdrawal no earlier than it happened: a receipt before the SIGTERM
+	// proves the order.
+	w, ok := tl.first(func(s svcState) bool { return equal(s.Selector, withdrawn) })
+	if !ok {
+		testcluster.WaitFor(t, 30*time.Second, "the withdrawn selector", func() (bool, string) {
+			var ok bool
+			w, ok = tl.first(func(s svcState) bool { return equal(s.Selector, withdrawn) })
+			return ok, tl.String()
+		})
+	}
+	if !w.At.Before(sigterm) {
+		t.Errorf("withdrawn at %s, not before the UI's SIGTERM at %s; timeline:%s", w.At.Format("15:04:05.000"), sigterm.Format("15:04:05.000"), tl)
+	}
+	t.Logf("delete → withdrawn %s, delete → UI SIGTERM %s (margin %s)", w.At.Sub(deleted).Round(time.Millisecond),
+		sigterm.Sub(deleted).Round(time.Millisecond), sigterm.Sub(w.At).Round(time.Millisecond))
+	testcluster.WaitFor(t, 30*time.Second, "an empty EndpointSlice", func() (bool, string) {
+		eps, err := sliceEndpoints(ctx, n, ns, svcName)
+		return err == nil && len(eps) == 0, strings.Join(eps, " ")
+	})
+
+	// The garbage collector deletes the Service with the Pod.
+	testcluster.WaitFor(t, 90*time.Second, "the UI Service collected with the Pod", func() (bool, string) {
+		_, err := c.Client.CoreV1().Services(ns).Get(context.Background(), svcName, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), tl.String()
+	})
+
+	// Every state seen: not bound yet (no selector), this Pod's bind, withdrawn, deleted.
+	for _, s := range tl.snapshot() {
+		switch {
+		case s.Gone, len(s.Selector) == 0, equal(s.Selector, withdrawn):
+		case s.TargetPort == uiPort && !equal(s.Selector, withdrawn):
+		default:
+			t.Errorf("the Service routed elsewhere: %s", s)
+		}
+	}
+	t.Logf("timeline:%s", tl)
+}
+
+func equal(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
