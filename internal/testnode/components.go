@@ -244,6 +244,39 @@ func (n *Node) startScheduler() error {
 	return nil
 }
 
+// kubeProxyConfig runs kube-proxy in iptables mode inside the node's network namespace. Its
+// conntrack settings are left alone (0: keep the kernel's), which are machine-wide.
+func (n *Node) kubeProxyConfig() string {
+	return fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  kubeconfig: %[1]s
+hostnameOverride: %[2]s
+clusterCIDR: %[3]s
+mode: iptables
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+`, filepath.Join(n.Dir, "kubelet.kubeconfig"), n.Name, n.Subnet)
+}
+
+func (n *Node) startKubeProxy() error {
+	cfg := filepath.Join(n.Dir, "kube-proxy.yaml")
+	if err := os.WriteFile(cfg, []byte(n.kubeProxyConfig()), 0o644); err != nil {
+		return err
+	}
+	p, err := n.spawn("kube-proxy", n.nsenter(filepath.Join(BinDir(), "kube-proxy"), "--config="+cfg, "--v=2"))
+	if err != nil {
+		return err
+	}
+	n.proxy = p
+	return nil
+}
+
 // inNetns runs f on a thread inside the node's network namespace: a socket keeps the
 // namespace it was made in, so a listener or connection made there works from any thread.
 func inNetns[T any](n *Node, f func() (T, error)) (T, error) {

@@ -151,6 +151,7 @@ func (n *Node) stop() error {
 	}
 	n.kubelet.stop(10 * time.Second)
 	n.sched.stop(10 * time.Second)
+	n.proxy.stop(10 * time.Second)
 	for i := 0; i < 50; i++ {
 		pids := n.cgroupPIDs()
 		if len(pids) == 0 {

@@ -25,9 +25,9 @@
 // through a forwarder the harness runs: a listener created inside the node's network
 // namespace at the gateway address and the API server's port, relaying to 127.0.0.1. The
 // API server advertises that address, so the `kubernetes` Service's endpoint is the
-// forwarder; a DNAT rule inside the namespace sends the Service's ClusterIP there (no
-// kube-proxy yet). Tests reach Pods with Node.HTTPClient, whose sockets are made in the
-// node's namespace.
+// forwarder. kube-proxy (iptables mode, inside the namespace) makes every ClusterIP real,
+// that one included. Tests reach Pods and Services with Node.HTTPClient, whose sockets are
+// made in the node's namespace.
 //
 // Stop (t.Cleanup) kills every process by PID (kubelet, kube-scheduler, containerd, its
 // shims, every process in the node's cgroups, the namespace holder), removes the cgroups
@@ -102,6 +102,9 @@ type Options struct {
 	// Images are imported into the node's containerd before it registers, besides the
 	// pause image the harness always builds.
 	Images []Image
+	// NoKubeProxy leaves kube-proxy out: then only the `kubernetes` Service is reachable
+	// (one DNAT rule to the API forwarder), no other ClusterIP.
+	NoKubeProxy bool
 }
 
 // Image is a single-platform image built by internal/ociimage from one static binary.
@@ -136,6 +139,7 @@ type Node struct {
 	ctrd     *proc
 	kubelet  *proc
 	sched    *proc
+	proxy    *proc
 	fwd      net.Listener
 	fwdWG    sync.WaitGroup
 	watchdog *exec.Cmd
@@ -249,7 +253,7 @@ func Prerequisites() error {
 		fixes = append(fixes, "apt-get update && apt-get install -y "+strings.Join(dedup(pkgs), " "))
 	}
 	var missing []string
-	for _, b := range []string{"kubelet", "kube-scheduler"} {
+	for _, b := range []string{"kubelet", "kube-scheduler", "kube-proxy"} {
 		st, err := os.Stat(filepath.Join(BinDir(), b))
 		if err != nil || st.Mode()&0o111 == 0 || st.Size() == 0 {
 			missing = append(missing, b)
@@ -308,7 +312,7 @@ func start(c *testcluster.Cluster, pfx netip.Prefix, gw netip.Addr, opts Options
 	if err := n.startHolder(); err != nil {
 		return n, err
 	}
-	if err := n.setupNamespace(); err != nil {
+	if err := n.setupNamespace(opts.NoKubeProxy); err != nil {
 		return n, err
 	}
 	if err := n.startForwarder(); err != nil {
@@ -332,6 +336,11 @@ func start(c *testcluster.Cluster, pfx netip.Prefix, gw netip.Addr, opts Options
 	}
 	if err := n.startScheduler(); err != nil {
 		return n, err
+	}
+	if !opts.NoKubeProxy {
+		if err := n.startKubeProxy(); err != nil {
+			return n, err
+		}
 	}
 	if err := n.waitReady(); err != nil {
 		return n, err
@@ -415,7 +424,7 @@ var kubeletSysctls = map[string]string{
 	"kernel/keys/root_maxbytes": "25000000",
 }
 
-func (n *Node) setupNamespace() error {
+func (n *Node) setupNamespace(dnat bool) error {
 	var script strings.Builder
 	fmt.Fprintf(&script, "set -e\n")
 	fmt.Fprintf(&script, "ip link set lo up\n")
@@ -433,9 +442,11 @@ func (n *Node) setupNamespace() error {
 		}
 		fmt.Fprintf(&script, "mount --bind %s /proc/sys/%s\n", f, name)
 	}
-	to := fmt.Sprintf("%s:%d", n.Gateway, n.apiPort)
-	for _, chain := range []string{"PREROUTING", "OUTPUT"} {
-		fmt.Fprintf(&script, "iptables -w -t nat -A %s -d %s/32 -p tcp --dport 443 -j DNAT --to-destination %s\n", chain, KubernetesServiceIP, to)
+	if dnat {
+		to := fmt.Sprintf("%s:%d", n.Gateway, n.apiPort)
+		for _, chain := range []string{"PREROUTING", "OUTPUT"} {
+			fmt.Fprintf(&script, "iptables -w -t nat -A %s -d %s/32 -p tcp --dport 443 -j DNAT --to-destination %s\n", chain, KubernetesServiceIP, to)
+		}
 	}
 	if _, err := n.InNode("/bin/sh", "-c", script.String()); err != nil {
 		return fmt.Errorf("setting up the node's namespaces: %w", err)
@@ -510,8 +521,8 @@ func (n *Node) waitReady() error {
 	defer cancel()
 	last := "not registered"
 	for {
-		for _, p := range []*proc{n.ctrd, n.kubelet, n.sched} {
-			if !p.running() {
+		for _, p := range []*proc{n.ctrd, n.kubelet, n.sched, n.proxy} {
+			if p != nil && !p.running() {
 				return fmt.Errorf("%s exited: %v%s", p.name, p.cmd.ProcessState, logTail(p.log))
 			}
 		}

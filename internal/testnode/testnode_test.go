@@ -13,6 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/sparkui/sparkui/internal/testcluster"
@@ -74,6 +76,23 @@ func TestNodeRunsPodAndLeavesNothing(t *testing.T) {
 	if !token {
 		t.Errorf("no service-account token volume: the ServiceAccount admission plugin is off? volumes %v", got.Spec.Volumes)
 	}
+
+	// The `kubernetes` Service's ClusterIP, as a Pod's in-cluster client reaches it: through
+	// kube-proxy's rules to the forwarder, with a certificate valid for that address.
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Host = "https://" + KubernetesServiceIP + ":443"
+	cfg.Dial = n.DialContext
+	inCluster, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testcluster.WaitFor(t, time.Minute, "the API server through the kubernetes Service's ClusterIP", func() (bool, string) {
+		v, err := inCluster.Discovery().ServerVersion()
+		if err != nil {
+			return false, err.Error()
+		}
+		return v.GitVersion == testcluster.Version, v.GitVersion
+	})
 
 	holder := n.holder.cmd.Process.Pid
 	netns, _ := os.Readlink(n.netns)
