@@ -80,10 +80,12 @@ const (
 // NodeControllers are the kube-controller-manager controllers a node's control plane runs:
 // testcluster's defaults (EndpointSlices, Endpoints, garbage collection) and what Pods with
 // a ServiceAccount need (the default ServiceAccount, the kube-root-ca.crt ConfigMap their
-// token volume projects).
+// token volume projects), and the node lifecycle controller, which lifts the not-ready taint
+// the kubelet registers its Node with (and taints a node that stops reporting).
 var NodeControllers = append(append([]string{}, testcluster.DefaultControllers...),
 	"serviceaccount-controller",
 	"root-ca-certificate-publisher-controller",
+	"node-lifecycle-controller",
 )
 
 // BinDir holds kubelet, kube-scheduler and kube-proxy: CacheDir()/node/<Version>.
