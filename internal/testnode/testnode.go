@@ -625,3 +625,35 @@ func logTail(path string) string {
 	}
 	return fmt.Sprintf("\n--- last lines of %s ---\n%s", filepath.Base(path), data)
 }
+
+// ContainerMemory reads a running container's memory cgroup (cgroup v1, the kubelet's
+// cgroupfs layout under the node's root): the RSS of its processes now (memory.stat
+// total_rss) and the peak of the cgroup's usage, page cache included
+// (memory.max_usage_in_bytes). containerID is the status's "containerd://<id>".
+func (n *Node) ContainerMemory(podUID, containerID string) (rss, peak int64, err error) {
+	id := containerID[strings.Index(containerID, "://")+3:]
+	base := filepath.Join(cgroupFS, "memory", n.CgroupRoot, "kubepods")
+	var dirs []string
+	for _, pat := range []string{"pod" + podUID, "*/pod" + podUID} {
+		m, _ := filepath.Glob(filepath.Join(base, pat, id))
+		dirs = append(dirs, m...)
+	}
+	if len(dirs) != 1 {
+		return 0, 0, fmt.Errorf("memory cgroup of container %s of Pod %s: found %v", id, podUID, dirs)
+	}
+	stat, err := os.ReadFile(filepath.Join(dirs[0], "memory.stat"))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(stat), "\n") {
+		if v, ok := strings.CutPrefix(line, "total_rss "); ok {
+			rss, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	p, err := os.ReadFile(filepath.Join(dirs[0], "memory.max_usage_in_bytes"))
+	if err != nil {
+		return 0, 0, err
+	}
+	peak, _ = strconv.ParseInt(strings.TrimSpace(string(p)), 10, 64)
+	return rss, peak, nil
+}

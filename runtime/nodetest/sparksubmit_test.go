@@ -11,8 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/internal/testnode"
 )
 
 // TestSparkSubmitDriverOnNode: the function's output on examples/spark-submit (spark.ui.port=0,
@@ -28,7 +30,15 @@ import (
 //
 // No other state ever appears: every selector seen is empty (before the bind), this Pod's, or
 // the withdrawn one.
-func TestSparkSubmitDriverOnNode(t *testing.T) {
+func TestSparkSubmitDriverOnNode(t *testing.T) { sparkSubmitRun(t, false) }
+
+// TestSparkSubmitDriverForceDeleted: the same Pod deleted with grace 0 (`kubectl delete pod
+// --force --grace-period=0`, an eviction of a dead node's Pods): the Pod object goes at once
+// and the kubelet then stops the containers. The Service must still never route elsewhere:
+// withdrawn or collected, the EndpointSlice emptied, the Service gone with the Pod.
+func TestSparkSubmitDriverForceDeleted(t *testing.T) { sparkSubmitRun(t, true) }
+
+func sparkSubmitRun(t *testing.T, force bool) {
 	n := startNode(t, "docker.io/apache/spark:3.5.3")
 	c := n.Cluster
 	objs := render(t, "spark-submit")
@@ -79,6 +89,19 @@ func TestSparkSubmitDriverOnNode(t *testing.T) {
 		t.Errorf("the runtime sidecar is not started: %+v", pod.Status.InitContainerStatuses)
 	}
 
+	// The runtime's memory in its real cgroup, while it watches a bound UI.
+	if rt := pod.Status.InitContainerStatuses; len(rt) == 1 && rt[0].ContainerID != "" {
+		rss, peak, err := n.ContainerMemory(string(pod.UID), rt[0].ContainerID)
+		if err != nil {
+			t.Error(err)
+		} else {
+			t.Logf("runtime container memory: RSS %.1f MiB, cgroup peak %.1f MiB (limit 64 MiB)", float64(rss)/(1<<20), float64(peak)/(1<<20))
+			if peak >= 64<<20 {
+				t.Errorf("the runtime's cgroup peaked at %d bytes, at its 64Mi limit", peak)
+			}
+		}
+	}
+
 	want := n.Gateway.String() + ":" + uiPort + " ready=true"
 	testcluster.WaitFor(t, 60*time.Second, "the EndpointSlice on the UI", func() (bool, string) {
 		eps, err := sliceEndpoints(ctx, n, ns, svcName)
@@ -95,10 +118,18 @@ func TestSparkSubmitDriverOnNode(t *testing.T) {
 	// Delete the Pod as a user does (its grace period); read the SIGTERM line while the
 	// container's log still exists.
 	deleted := time.Now()
-	if err := c.Client.CoreV1().Pods(ns).Delete(ctx, podName, metav1.DeleteOptions{}); err != nil {
+	opts := metav1.DeleteOptions{}
+	if force {
+		opts.GracePeriodSeconds = ptr.To[int64](0)
+	}
+	if err := c.Client.CoreV1().Pods(ns).Delete(ctx, podName, opts); err != nil {
 		t.Fatal(err)
 	}
 	withdrawn := map[string]string{"sparkui.dev/withdrawn": string(pod.UID)}
+	if force {
+		forced(t, n, tl, ns, svcName, uiPort, withdrawn, deleted)
+		return
+	}
 	sig := logLine(t, n, ns, podName, "spark-kubernetes-driver", regexp.MustCompile(`SIGTERM (\d+)`), 60*time.Second)
 	ns64, _ := strconv.ParseInt(sig[1], 10, 64)
 	sigterm := time.Unix(0, ns64)
@@ -136,6 +167,31 @@ func TestSparkSubmitDriverOnNode(t *testing.T) {
 		default:
 			t.Errorf("the Service routed elsewhere: %s", s)
 		}
+	}
+	t.Logf("timeline:%s", tl)
+}
+
+// forced checks what a force deletion leaves: the EndpointSlice emptied, the Service
+// collected, and no state but not-bound, bound to this UI, withdrawn, deleted.
+func forced(t *testing.T, n *testnode.Node, tl *timeline, ns, svcName, uiPort string, withdrawn map[string]string, deleted time.Time) {
+	t.Helper()
+	ctx := testcluster.Context(t, 2*time.Minute)
+	testcluster.WaitFor(t, 60*time.Second, "an empty EndpointSlice", func() (bool, string) {
+		eps, err := sliceEndpoints(ctx, n, ns, svcName)
+		return err == nil && len(eps) == 0, strings.Join(eps, " ")
+	})
+	t.Logf("force delete → empty EndpointSlice %s", time.Since(deleted).Round(time.Millisecond))
+	testcluster.WaitFor(t, 90*time.Second, "the UI Service collected with the Pod", func() (bool, string) {
+		_, err := n.Cluster.Client.CoreV1().Services(ns).Get(ctx, svcName, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), tl.String()
+	})
+	for _, s := range tl.snapshot() {
+		if !(s.Gone || len(s.Selector) == 0 || equal(s.Selector, withdrawn) || s.TargetPort == uiPort) {
+			t.Errorf("the Service routed elsewhere: %s", s)
+		}
+	}
+	if w, ok := tl.first(func(s svcState) bool { return equal(s.Selector, withdrawn) }); ok {
+		t.Logf("force delete → withdrawn %s", w.At.Sub(deleted).Round(time.Millisecond))
 	}
 	t.Logf("timeline:%s", tl)
 }
