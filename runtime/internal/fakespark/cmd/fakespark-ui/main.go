@@ -8,8 +8,10 @@
 //
 // It logs what the tests read from the container's log: "listening <port>" once bound,
 // "SIGTERM <unix nanoseconds>" when the kubelet stops it (then it closes the port and exits 0,
-// as the driver JVM's shutdown hook stops the UI), and exits with status 137 on
-// $FAKESPARK_CRASH_AFTER (a crash: no preStop, no SIGTERM).
+// as the driver JVM's shutdown hook stops the UI), and "crash <unix nanoseconds>" when it
+// exits with status 137 after $FAKESPARK_CRASH_AFTER (a crash: no preStop, no SIGTERM) — only
+// once when $FAKESPARK_CRASH_MARK names a file (on a volume that outlives the container),
+// which it creates before crashing: the restarted container then runs on.
 package main
 
 import (
@@ -74,8 +76,13 @@ func main() {
 		srv.Set(fakespark.Ready)
 		fmt.Println("ready")
 	}()
-	if d, err := time.ParseDuration(os.Getenv("FAKESPARK_CRASH_AFTER")); err == nil {
+	mark := os.Getenv("FAKESPARK_CRASH_MARK")
+	_, marked := os.Stat(mark)
+	if d, err := time.ParseDuration(os.Getenv("FAKESPARK_CRASH_AFTER")); err == nil && (mark == "" || marked != nil) {
 		go func() {
+			if mark != "" {
+				_ = os.WriteFile(mark, nil, 0o644)
+			}
 			time.Sleep(d)
 			fmt.Printf("crash %d\n", time.Now().UnixNano())
 			os.Exit(137)
