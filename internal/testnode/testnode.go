@@ -52,6 +52,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -626,11 +627,8 @@ func logTail(path string) string {
 	return fmt.Sprintf("\n--- last lines of %s ---\n%s", filepath.Base(path), data)
 }
 
-// ContainerMemory reads a running container's memory cgroup (cgroup v1, the kubelet's
-// cgroupfs layout under the node's root): the RSS of its processes now (memory.stat
-// total_rss) and the peak of the cgroup's usage, page cache included
-// (memory.max_usage_in_bytes). containerID is the status's "containerd://<id>".
-func (n *Node) ContainerMemory(podUID, containerID string) (rss, peak int64, err error) {
+// containerCgroup is a container's directory in the memory hierarchy.
+func (n *Node) containerCgroup(podUID, containerID string) (string, error) {
 	id := containerID[strings.Index(containerID, "://")+3:]
 	base := filepath.Join(cgroupFS, "memory", n.CgroupRoot, "kubepods")
 	var dirs []string
@@ -639,9 +637,48 @@ func (n *Node) ContainerMemory(podUID, containerID string) (rss, peak int64, err
 		dirs = append(dirs, m...)
 	}
 	if len(dirs) != 1 {
-		return 0, 0, fmt.Errorf("memory cgroup of container %s of Pod %s: found %v", id, podUID, dirs)
+		return "", fmt.Errorf("memory cgroup of container %s of Pod %s: found %v", id, podUID, dirs)
 	}
-	stat, err := os.ReadFile(filepath.Join(dirs[0], "memory.stat"))
+	return dirs[0], nil
+}
+
+// KillContainer sends SIGKILL to every process of a running container (a crash: no preStop,
+// no SIGTERM); the kubelet then restarts it as its restart policy says.
+func (n *Node) KillContainer(podUID, containerID string) error {
+	dir, err := n.containerCgroup(podUID, containerID)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return err
+	}
+	pids := strings.Fields(string(data))
+	if len(pids) == 0 {
+		return fmt.Errorf("container %s has no process", containerID)
+	}
+	for _, p := range pids {
+		pid, err := strconv.Atoi(p)
+		if err != nil {
+			return err
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			return fmt.Errorf("kill %d: %w", pid, err)
+		}
+	}
+	return nil
+}
+
+// ContainerMemory reads a running container's memory cgroup (cgroup v1, the kubelet's
+// cgroupfs layout under the node's root): the RSS of its processes now (memory.stat
+// total_rss) and the peak of the cgroup's usage, page cache included
+// (memory.max_usage_in_bytes). containerID is the status's "containerd://<id>".
+func (n *Node) ContainerMemory(podUID, containerID string) (rss, peak int64, err error) {
+	dir, err := n.containerCgroup(podUID, containerID)
+	if err != nil {
+		return 0, 0, err
+	}
+	stat, err := os.ReadFile(filepath.Join(dir, "memory.stat"))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -650,7 +687,7 @@ func (n *Node) ContainerMemory(podUID, containerID string) (rss, peak int64, err
 			rss, _ = strconv.ParseInt(v, 10, 64)
 		}
 	}
-	p, err := os.ReadFile(filepath.Join(dirs[0], "memory.max_usage_in_bytes"))
+	p, err := os.ReadFile(filepath.Join(dir, "memory.max_usage_in_bytes"))
 	if err != nil {
 		return 0, 0, err
 	}

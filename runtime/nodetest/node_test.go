@@ -259,3 +259,20 @@ func atoi(t *testing.T, s string) int {
 	}
 	return v
 }
+
+// podWhy summarises why a Pod is not as wanted yet.
+func podWhy(p *corev1.Pod) string {
+	var b strings.Builder
+	b.WriteString(string(p.Status.Phase) + "; ")
+	for _, cs := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		fmt.Fprintf(&b, "%s restarts=%d", cs.Name, cs.RestartCount)
+		if w := cs.State.Waiting; w != nil {
+			b.WriteString(" waiting: " + w.Reason + " " + w.Message)
+		}
+		if x := cs.State.Terminated; x != nil {
+			b.WriteString(" terminated: " + x.Reason)
+		}
+		b.WriteString("; ")
+	}
+	return b.String()
+}
