@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -249,15 +248,6 @@ func get(t *testing.T, n *testnode.Node, url string) (int, string, error) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b), nil
-}
-
-func atoi(t *testing.T, s string) int {
-	t.Helper()
-	v, err := strconv.Atoi(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }
 
 // podWhy summarises why a Pod is not as wanted yet.
