@@ -266,3 +266,14 @@ func podWhy(p *corev1.Pod) string {
 	}
 	return b.String()
 }
+
+// withdrawnAtSigterm asserts the stand-in UI's own request in its SIGTERM handler found the
+// Service withdrawn for this Pod: the kubelet told the UI to stop only after the withdrawal
+// was acknowledged (preStop first). No clock is compared.
+func withdrawnAtSigterm(t *testing.T, n *testnode.Node, ns, pod, uid string, tl *timeline) {
+	t.Helper()
+	got := logLine(t, n, ns, pod, "spark-kubernetes-driver", regexp.MustCompile(`service-at-sigterm (.*)`), 30*time.Second)[1]
+	if want := `{"sparkui.dev/withdrawn":"` + uid + `"}`; got != want {
+		t.Errorf("when the UI got SIGTERM the API server had the Service's selector %s, want the withdrawn %s; timeline:%s", got, want, tl)
+	}
+}

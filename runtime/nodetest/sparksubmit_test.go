@@ -143,8 +143,12 @@ func sparkSubmitRun(t *testing.T, force bool) {
 			return ok, tl.String()
 		})
 	}
+	// The proof free of clocks: what the API server answered the UI's own request, made in
+	// its SIGTERM handler.
+	withdrawnAtSigterm(t, n, ns, podName, string(pod.UID), tl)
+	// The watch's view (received no earlier than the change was made), a measurement.
 	if !w.At.Before(sigterm) {
-		t.Errorf("withdrawn at %s, not before the UI's SIGTERM at %s; timeline:%s", w.At.Format("15:04:05.000"), sigterm.Format("15:04:05.000"), tl)
+		t.Logf("note: the watch received the withdrawal %s after the UI's SIGTERM (the API server's answer above is the proof)", w.At.Sub(sigterm))
 	}
 	t.Logf("delete → withdrawn %s, delete → UI SIGTERM %s (margin %s)", w.At.Sub(deleted).Round(time.Millisecond),
 		sigterm.Sub(deleted).Round(time.Millisecond), sigterm.Sub(w.At).Round(time.Millisecond))

@@ -15,10 +15,16 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -92,8 +98,52 @@ func main() {
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	s := <-sig
 	fmt.Printf("%s %d\n", sigName(s), time.Now().UnixNano())
+	// What the API server says of the UI Service at this instant, asked with the Pod's own
+	// ServiceAccount token (its Role grants get on that Service): the tests' proof that the
+	// withdrawal was acknowledged before the UI was told to stop, free of any clock.
+	if pod, ns := props["spark.kubernetes.driver.pod.name"], props["spark.kubernetes.namespace"]; pod != "" && ns != "" {
+		fmt.Printf("service-at-sigterm %s\n", serviceSelector(ns, strings.TrimSuffix(pod, "-driver")+"-ui-svc"))
+	}
 	srv.Close()
 	os.Exit(0)
+}
+
+// serviceSelector GETs the Service in-cluster and returns its spec.selector as JSON, or the
+// error. The name is the spark-submit prefix's UI Service (the Pod's name without -driver).
+func serviceSelector(ns, name string) string {
+	const sa = "/var/run/secrets/kubernetes.io/serviceaccount/"
+	token, err := os.ReadFile(sa + "token")
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	ca, err := os.ReadFile(sa + "ca.crt")
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	c := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	host := net.JoinHostPort(os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT"))
+	req, _ := http.NewRequest(http.MethodGet, "https://"+host+"/api/v1/namespaces/"+ns+"/services/"+name, nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	resp, err := c.Do(req)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	defer resp.Body.Close()
+	var svc struct {
+		Spec struct {
+			Selector map[string]string `json:"selector"`
+		} `json:"spec"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "error: HTTP " + resp.Status
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&svc); err != nil {
+		return "error: " + err.Error()
+	}
+	b, _ := json.Marshal(svc.Spec.Selector)
+	return string(b)
 }
 
 func sigName(s os.Signal) string {
