@@ -2,6 +2,7 @@ package nodetest
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -114,6 +115,20 @@ func sparkSubmitRun(t *testing.T, force bool) {
 	if err != nil || code != 200 || !strings.Contains(body, `"id":"`+appID+`"`) {
 		t.Errorf("the endpoint does not answer as the application: %d %s %v", code, body, err)
 	}
+	// Through the Service as a client in the cluster reaches it: its ClusterIP and front port,
+	// kube-proxy's rules, the bound targetPort.
+	svc, err := c.Client.CoreV1().Services(ns).Get(ctx, svcName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := fmt.Sprintf("http://%s:%d/api/v1/applications", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port)
+	testcluster.WaitFor(t, 30*time.Second, "the UI through the Service's ClusterIP "+front, func() (bool, string) {
+		code, body, err := get(t, n, front)
+		if err != nil {
+			return false, err.Error()
+		}
+		return code == 200 && strings.Contains(body, `"id":"`+appID+`"`), fmt.Sprintf("%d %s", code, body)
+	})
 
 	// Delete the Pod as a user does (its grace period); read the SIGTERM line while the
 	// container's log still exists.
