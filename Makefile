@@ -13,21 +13,21 @@ FUZZTIME ?= 10s
 REPO ?= ghcr.io/sparkui
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik fmt-check vet lint clean image image-tar
+.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane fmt-check vet lint clean image image-tar
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
 	@echo "make example        run sparkui-fn on the bundled spark-submit example and print the result"
 	@echo "make test           everything: vet, gofmt, staticcheck, unit + golden + kustomize/kpt + control-plane tests, short fuzzing"
 	@echo "make check          before a commit: build, gofmt, vet and the tests that need no control plane, kustomize or kpt"
-	@echo "make generate       go generate ./... (docs/rules.md from the rule catalog)"
+	@echo "make generate       go generate ./...: docs/rules.md and troubleshooting.md's rule table from the catalog, docs/cli.md from the binaries' --help"
 	@echo "make update-golden  rewrite every golden (fn, rule fixtures, report formats, examples) and docs/rules.md; review the diff"
 	@echo "make lint           staticcheck (built once per machine into $(CACHE)/bin)"
 	@echo "make bench          benchmarks (compare runs with benchstat)"
 	@echo "make bench-start    process start: the built binary on one application vs a no-op kyaml function"
 	@echo "make bench-rss      peak memory: the built binary on 1,000 and 5,000 kubeflow applications vs a no-op kyaml function"
-	@echo "make tools          build the kustomize CLI, the control plane, the node (kubelet, kube-scheduler, kube-proxy) and Traefik into $(CACHE)"
-	@echo "make image-tar      OCI layout tarballs of both images, no container engine needed (bin/*.oci.tar)"
+	@echo "make tools          build the kustomize CLI, the control plane, the node (kubelet, kube-scheduler, kube-proxy), Traefik, the distribution registry and crane into $(CACHE)"
+	@echo "make image-tar      both images as multi-platform OCI layout tarballs, no container engine needed (bin/*.oci.tar; docs/images.md)"
 	@echo "make image          both images with docker buildx (needs a Docker engine)"
 
 build:
@@ -57,7 +57,23 @@ node: control-plane
 traefik:
 	bash internal/gatewaytest/build-traefik.sh
 
-tools: kustomize control-plane node traefik
+# The distribution registry internal/ociimage/imagetest pushes the images to, built from its Go
+# module like the other tools.
+registry:
+	bash internal/ociimage/build-registry.sh
+
+# crane (go-containerregistry's CLI, the version go.mod requires): the publishing command
+# docs/images.md gives, run by internal/ociimage/imagetest against that registry.
+CRANE_VERSION := v0.22.1
+CRANE := $(CACHE)/bin/crane-$(CRANE_VERSION)
+crane: $(CRANE)
+$(CRANE):
+	mkdir -p $(CACHE)/bin
+	GOBIN=$(CACHE)/bin/.tmp-crane CGO_ENABLED=0 go install github.com/google/go-containerregistry/cmd/crane@$(CRANE_VERSION)
+	mv $(CACHE)/bin/.tmp-crane/crane $(CRANE)
+	rmdir $(CACHE)/bin/.tmp-crane
+
+tools: kustomize control-plane node traefik registry crane
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -89,12 +105,14 @@ fuzz:
 	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
 	go test -run='^$$' -fuzz='^FuzzValidate$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
 	go test -run='^$$' -fuzz='^FuzzWriteWrapped$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
+	go test -run='^$$' -fuzz='^FuzzEncodeItems$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
 
 test: build tools fmt-check vet lint unit fuzz
 
-# The packages whose tests link neither internal/testcluster (the control plane) nor run the
+# The packages whose tests link neither internal/testcluster (the control plane, and the cache
+# root of the tools `make tools` builds: internal/ociimage/imagetest's registry) nor run the
 # examples (kustomize, kpt): read from the test binaries' dependencies, so a package that starts
-# needing a cluster leaves the list by itself. There is no -short mode (a test never skips; a
+# needing a cluster or a built tool leaves the list by itself. There is no -short mode (a test never skips; a
 # missing tool is a failure), so fn's one test of the kustomize and kpt CLIs is left out by name.
 CHECK_SKIP := ^TestValidateModeInKustomizeAndKpt$$
 check: build fmt-check vet
@@ -143,19 +161,27 @@ bench-rss: $(BENCHSTAT)
 	for i in 1 2 3; do go test -run='^$$' -bench='^BenchmarkPeakRSS$$' -benchtime=1x -count=1 ./fn | tee -a bench-rss.out; done
 	$(BENCHSTAT) bench-rss.out
 
+# One multi-platform image per binary (an OCI image index over PLATFORMS), each an OCI layout
+# tarball in IMAGE_OUT; the command prints each tarball and its index digest. REVISION (the
+# commit) becomes org.opencontainers.image.revision; it is left out when the work tree has
+# changes, since the image then holds no commit's code. docs/images.md: loading, publishing,
+# pinning by digest.
+IMAGE_OUT ?= bin
+REVISION ?= $(shell git diff --quiet HEAD 2>/dev/null && git rev-parse HEAD 2>/dev/null)
 image-tar:
 	@set -e; for b in sparkui-fn sparkui-runtime; do \
 	  args=""; for p in $(PLATFORMS); do \
 	    os=$${p%/*}; arch=$${p#*/}; \
-	    GOOS=$$os GOARCH=$$arch $(GO_BUILD) -o bin/$$os-$$arch/$$b ./$${b#sparkui-}; \
-	    args="$$args $$p=bin/$$os-$$arch/$$b"; \
+	    GOOS=$$os GOARCH=$$arch $(GO_BUILD) -o $(IMAGE_OUT)/$$os-$$arch/$$b ./$${b#sparkui-}; \
+	    args="$$args $$p=$(IMAGE_OUT)/$$os-$$arch/$$b"; \
 	  done; \
-	  go run ./internal/ociimage/cmd/image-tar -name $$b -ref $(REPO)/$$b:$(VERSION) -version $(VERSION) -out bin/$$b.oci.tar $$args; \
+	  go run ./internal/ociimage/cmd/image-tar -name $$b -ref $(REPO)/$$b:$(VERSION) -version $(VERSION) \
+	    -revision '$(REVISION)' -out $(IMAGE_OUT)/$$b.oci.tar $$args; \
 	done
 
 image:
-	docker buildx build --build-arg VERSION=$(VERSION) --target fn -t $(REPO)/sparkui-fn:$(VERSION) .
-	docker buildx build --build-arg VERSION=$(VERSION) --target runtime -t $(REPO)/sparkui-runtime:$(VERSION) .
+	docker buildx build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target fn -t $(REPO)/sparkui-fn:$(VERSION) .
+	docker buildx build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target runtime -t $(REPO)/sparkui-runtime:$(VERSION) .
 
 clean:
 	rm -rf bin bench.out bench-validate.out bench-start.out bench-rss.out

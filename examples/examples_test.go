@@ -155,6 +155,25 @@ func run(t *testing.T, dir string, stdin []byte, name string, args ...string) []
 	return stdout.Bytes()
 }
 
+// runExit runs name args at the root with stdin (none when nil) and returns its exit code,
+// stdout and stderr; a command that cannot start fails the test.
+func runExit(t *testing.T, stdin []byte, name string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = root
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
+
 // checkExpected compares got with dir/expected.yaml, or rewrites the file with -update.
 func checkExpected(t *testing.T, dir string, got []byte) {
 	t.Helper()
@@ -329,6 +348,37 @@ func TestExamples(t *testing.T) {
 		}
 		built := run(t, "", nil, kustomizeBin(t), "build", "--enable-alpha-plugins", "--enable-exec", "examples/kustomize")
 		run(t, "", built, "bin/sparkui-fn", "validate", "-")
+
+		// The gate notices when the function never ran: kustomize without --enable-exec skips
+		// the exec transformer and exits 0 with the untransformed input.
+		skipped := run(t, "", nil, kustomizeBin(t), "build", "--enable-alpha-plugins", "examples/kubeflow")
+		code, out, _ := runExit(t, skipped, "bin/sparkui-fn", "validate", "-")
+		if code != 1 {
+			t.Errorf("validate on a build that skipped the function: exit %d, want 1\n%s", code, out)
+		}
+		for _, app := range []string{"SparkApplication spark-jobs/spark-pi", "ScheduledSparkApplication spark-jobs/nightly-pi"} {
+			if !strings.Contains(out, "[SUI060] sparkui-fn has not transformed this application: "+app) ||
+				!strings.Contains(out, "--enable-alpha-plugins --enable-exec") {
+				t.Errorf("no SUI060 naming %s and the kustomize flags:\n%s", app, out)
+			}
+		}
+		// Advice names only Services that exist: the operator's own, never sparkui's absent one.
+		if strings.Contains(out, "use spark-pi-sparkui-ui-svc") || strings.Contains(out, "use nightly-pi-sparkui-ui-svc") {
+			t.Errorf("a finding sends the user to a UI Service that is not in the input:\n%s", out)
+		}
+
+		// Nothing to validate is no pass: a pipeline whose first command failed without
+		// pipefail feeds validate nothing.
+		if code, out, errOut := runExit(t, []byte{}, "bin/sparkui-fn", "validate", "-"); code != 2 || out != "" ||
+			!strings.Contains(errOut, "no objects in stdin") || !strings.Contains(errOut, "set -o pipefail") {
+			t.Errorf("validate on empty input: exit %d, stdout %q, stderr %q; want exit 2 and why", code, out, errOut)
+		}
+		// A kustomization directory is kustomize's input: build it first.
+		if code, _, errOut := runExit(t, nil, "bin/sparkui-fn", "validate", "examples/kubeflow"); code != 2 ||
+			!strings.Contains(errOut, "examples/kubeflow is a kustomization (examples/kubeflow/kustomization.yaml)") ||
+			!strings.Contains(errOut, "kustomize build --enable-alpha-plugins --enable-exec examples/kubeflow | sparkui-fn validate") {
+			t.Errorf("validate on a kustomization directory: exit %d, stderr %q", code, errOut)
+		}
 	})
 
 	// kpt fn eval --exec, functionConfig from key=value arguments (a ConfigMap): spark-submit

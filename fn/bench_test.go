@@ -98,7 +98,7 @@ const routesConfig = `functionConfig:
       pathPrefix: /ui/{namespace}/{name}
       parentRefs: [{name: gateway, namespace: gateway-system}]
       grpc: true
-      grpcHostname: connect.example.com
+      grpcHostname: "{name}.connect.example.com"
     historyServer: {url: "https://history.example.com"}
 `
 

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/frameworktestutil"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/fn/function"
 )
@@ -79,7 +81,9 @@ func fixtures(t testing.TB) []string {
 	return dirs
 }
 
-// TestIdempotent: the function on its own output changes nothing, byte for byte.
+// TestIdempotent: the function on its own output changes nothing, byte for byte, and reports
+// nothing the first run did not. A result that says what the first run changed (a value of the
+// user's it replaced, an object it removed) has nothing left to say the second time.
 func TestIdempotent(t *testing.T) {
 	for _, in := range fixtures(t) {
 		t.Run(filepath.Base(filepath.Dir(in)), func(t *testing.T) {
@@ -89,9 +93,41 @@ func TestIdempotent(t *testing.T) {
 			}
 			first := runProcessor(t, src)
 			second := runProcessor(t, first)
-			if d := cmp.Diff(string(first), string(second)); d != "" {
+			items1, results1 := splitResults(t, first)
+			items2, results2 := splitResults(t, second)
+			if d := cmp.Diff(items1, items2); d != "" {
 				t.Errorf("second run changed the output (-first +second):\n%s", d)
+			}
+			for _, r := range results2 {
+				if !slices.Contains(results1, r) {
+					t.Errorf("second run reports what the first did not:\n%s", r)
+				}
 			}
 		})
 	}
+}
+
+// splitResults separates a written ResourceList into everything but its results, as
+// written, and its results, one YAML document each.
+func splitResults(t *testing.T, out []byte) (string, []string) {
+	t.Helper()
+	rl, err := yaml.Parse(string(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := rl.Pipe(yaml.Get("results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res == nil {
+		return string(out), nil
+	}
+	var rs []string
+	for _, r := range res.Content() {
+		rs = append(rs, yaml.NewRNode(r).MustString())
+	}
+	if err := rl.PipeE(yaml.Clear("results")); err != nil {
+		t.Fatal(err)
+	}
+	return rl.MustString(), rs
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -18,11 +19,14 @@ import (
 
 	"github.com/sparkui/sparkui/fn/function"
 	"github.com/sparkui/sparkui/fn/validatecmd"
+	"github.com/sparkui/sparkui/internal/cli"
+	"github.com/sparkui/sparkui/internal/inputlimit"
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
 func main() {
+	setMemoryLimit()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -39,22 +43,44 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 && stdin != nil {
-		data, err := io.ReadAll(stdin)
+	// `validate` takes --max-input-bytes among its own flags.
+	lim := inputlimit.Defaults()
+	if len(args) == 0 || args[0] != "validate" {
+		var err error
+		if lim, err = inputlimit.FromEnv(os.Getenv); err == nil {
+			args, lim, err = inputlimit.TakeFlags(args, lim)
+		}
 		if err != nil {
-			fmt.Fprintln(stderr, "sparkui-fn: reading standard input:", err)
+			fmt.Fprintln(stderr, "sparkui-fn:", err)
+			return 1
+		}
+	}
+	budget := inputlimit.NewBudget(lim.Bytes)
+	opts := function.Options{MaxApplications: lim.Applications}
+	if len(args) == 0 && stdin != nil {
+		data, err := budget.ReadAll("standard input", stdin)
+		if err != nil {
+			var tl *inputlimit.TooLarge
+			if errors.As(err, &tl) {
+				fmt.Fprintln(stderr, "sparkui-fn:", err)
+			} else {
+				fmt.Fprintln(stderr, "sparkui-fn: reading standard input:", err)
+			}
 			return 1
 		}
 		if items, ok := plainStream(data); ok {
-			return runPlain(items, stdout, stderr)
+			return runPlain(items, opts, stdout, stderr)
 		}
-		out, results, ok, err := runResourceList(data)
+		out, results, ok, inList, err := runResourceList(data, opts)
 		if ok {
 			if err != nil {
 				fmt.Fprintln(stderr, "sparkui-fn:", err)
 				return 1
 			}
 			stdout.Write(out)
+			if inList {
+				return reportAll(results, stderr)
+			}
 			return reportErrors(results, stderr)
 		}
 		if e := yamlx.CheckStream(data); e != nil {
@@ -65,7 +91,7 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var results framework.Results
 	p := framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
-		err := function.Process(rl)
+		err := function.ProcessWith(rl, opts)
 		results = rl.Results
 		return err
 	})
@@ -76,14 +102,62 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd.SetVersionTemplate("sparkui-fn {{.Version}}\n")
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.SetHelpCommand(&cobra.Command{Hidden: true})
+	// Read by inputlimit.TakeFlags before cobra parses anything; declared here for --help.
+	cmd.Flags().String(inputlimit.BytesFlag, inputlimit.Human(inputlimit.DefaultBytes),
+		"read at most `bytes` of input (Ki, Mi, Gi; 0: no limit; env "+inputlimit.BytesEnv+"): more is refused before it is parsed")
+	cmd.Flags().Int(inputlimit.AppsFlag, inputlimit.DefaultApplications,
+		"rewrite at most `n` applications in one transform run (0: no limit; env "+inputlimit.AppsEnv+")")
+	cmd.SilenceUsage = true
+	cmd.SilenceErrors = true
+	cmd.InitDefaultVersionFlag()
+	if f := cmd.Flags().Lookup("version"); f != nil {
+		f.Usage = "print the version and exit 0"
+	}
+	setHelp(cmd, rootHelp)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return fmt.Errorf("%v%s", err, cli.HelpHint)
+	})
 	cmd.AddCommand(validatecmd.New(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "sparkui-fn", version.Version) },
 	})
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && args[0] != "validate" && args[0] != "version" && args[0] != "help" {
+		// standaloneConfigError reads the whole first file: within the limit only.
+		if st, err := os.Stat(args[0]); err == nil && st.Mode().IsRegular() {
+			if err := inputlimit.NewBudget(lim.Bytes).Draw(args[0], st.Size()); err != nil {
+				fmt.Fprintln(stderr, "sparkui-fn:", err)
+				return 1
+			}
+		}
+		if err := standaloneConfigError(args[0]); err != nil {
+			fmt.Fprintln(stderr, "sparkui-fn:", err)
+			return 1
+		}
+	}
 	if len(args) > 0 && args[0] == "validate" {
 		args = append(args[:1:1], validatecmd.NormalizeArgs(args[1:])...)
+	}
+	if isStandalone(args) {
+		var code int
+		var done bool
+		if code, done, stdin = runStandalone(args, stdin, budget, opts, stdout, stderr); done {
+			return code
+		}
+		// What is left for kyaml: the files' bytes, read and counted already, on stdin.
+		args, budget = []string{args[0], "-"}, nil
+	}
+	if len(args) > 0 && args[0] != "validate" {
+		// Standalone mode (`sparkui-fn fn-config.yaml FILE… [-]`) that kyaml runs: it reads
+		// the files itself, so they are measured against the limit first.
+		if err := checkFiles(args, budget); err != nil {
+			fmt.Fprintln(stderr, "sparkui-fn:", err)
+			return 1
+		}
+		if stdin != nil {
+			stdin = budget.Reader("standard input", stdin)
+		}
 	}
 	cmd.SetArgs(args)
 	cmd.SetIn(stdin)
@@ -97,7 +171,27 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sparkui-fn:", err)
 		return 1
 	}
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			// kyaml's standalone mode (positional arguments) writes a plain stream: no results
+			// field.
+			return reportAll(results, stderr)
+		}
+	}
 	return reportErrors(results, stderr)
+}
+
+// reportAll prints every result, one line each, on stderr and returns the exit status: the
+// output form has no place for them (a plain stream, a v1 List), so this is the only place
+// warnings and infos are seen.
+func reportAll(results framework.Results, stderr io.Writer) int {
+	for _, r := range results {
+		fmt.Fprintln(stderr, "sparkui-fn:", r.String())
+	}
+	if results.ExitCode() != 0 {
+		return 1
+	}
+	return 0
 }
 
 // reportErrors prints one line per error result, which is all kustomize shows of a failing
@@ -112,4 +206,21 @@ func reportErrors(results framework.Results, stderr io.Writer) int {
 		}
 	}
 	return 1
+}
+
+// checkFiles refuses, before kyaml reads them, standalone-mode files whose sizes add up to
+// more than the budget. Standard input ("-") is measured as it is read; a named pipe given as a
+// file is not measured (kyaml opens and reads it itself).
+func checkFiles(paths []string, budget *inputlimit.Budget) error {
+	for _, p := range paths {
+		if strings.HasPrefix(p, "-") {
+			continue
+		}
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			if err := budget.Draw(p, st.Size()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -124,3 +124,81 @@ func TestValidateModeLeavesItems(t *testing.T) {
 		})
 	}
 }
+
+// TestStandaloneFirstFileIsNotAConfig: `sparkui-fn manifests.yaml` says that the first file is
+// read as the configuration, what it holds instead, and the two ways to call the function;
+// nothing on stdout, exit 1.
+func TestStandaloneFirstFileIsNotAConfig(t *testing.T) {
+	dir := t.TempDir()
+	manifests := dir + "/manifests.yaml"
+	os.WriteFile(manifests, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: d, labels: {spark-role: driver}}\n"), 0o600)
+	twoConfigs := dir + "/two.yaml"
+	os.WriteFile(twoConfigs, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"), 0o600)
+	values := dir + "/values.yaml"
+	os.WriteFile(values, []byte("replicaCount: 1\n"), 0o600)
+	for _, tc := range []struct {
+		args []string
+		what string
+	}{
+		{[]string{manifests}, "it holds a v1 Pod"},
+		{[]string{manifests, dir + "/other.yaml"}, "it holds a v1 Pod"},
+		{[]string{twoConfigs, manifests}, "it holds 2 documents, and a functionConfig is one"},
+		{[]string{values, manifests}, "it holds no Kubernetes object"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(tc.args, strings.NewReader(""), &stdout, &stderr)
+		want := "sparkui-fn: " + tc.args[0] + " is the first file, which sparkui-fn reads as its functionConfig (the configuration), but " + tc.what + ".\n" +
+			"  Give the configuration first, then the manifests:  sparkui-fn CONFIG.yaml " + tc.args[0] + "\n" +
+			"  or, for the default configuration, pipe the manifests:  sparkui-fn < " + tc.args[0] + "\n" +
+			"  A configuration is a sparkui.dev/v1alpha1 SparkUIService, or a v1 ConfigMap (docs/configuration.md)\n"
+		if code != 1 || stdout.Len() != 0 || stderr.String() != want {
+			t.Errorf("%v: exit %d, stdout %q, stderr:\n%s\nwant exit 1 and:\n%s", tc.args, code, stdout.String(), stderr.String(), want)
+		}
+	}
+}
+
+// TestStandaloneMissingConfig: a first file that cannot be read is named as the configuration.
+func TestStandaloneMissingConfig(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"nope.yaml", "m.yaml"}, strings.NewReader(""), &stdout, &stderr)
+	want := "sparkui-fn: cannot read the functionConfig (the first file of sparkui-fn CONFIG.yaml FILE...): open nope.yaml: no such file or directory\n"
+	if code != 1 || stdout.Len() != 0 || stderr.String() != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, stdout.String(), stderr.String(), want)
+	}
+}
+
+// TestConfigShapeFailsTheRun: through the binary, a ConfigMap functionConfig whose data is a
+// list, and a runtime image with a newline, fail the run (exit 1, the field on stderr) where
+// they used to give every default, or the newline in every driver Pod, and exit 0.
+func TestConfigShapeFailsTheRun(t *testing.T) {
+	for _, tc := range []struct{ fc, field string }{
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: [serviceType=NodePort]\n", " data: [SUI014]"},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {runtimeImage: \"ghcr.io/x/y:1\\n--evil\"}\n", " data.runtimeImage: [SUI014]"},
+	} {
+		in := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + indentItems([]string{string(readKubeflowApp(t))}) +
+			"functionConfig:\n" + indentBlock(tc.fc, "  ")
+		var stdout, stderr bytes.Buffer
+		code := run(nil, strings.NewReader(in), &stdout, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), tc.field) {
+			t.Errorf("%s: exit %d, stderr:\n%s", tc.fc, code, stderr.String())
+		}
+		items, _, ok := strings.Cut(stdout.String(), "\nfunctionConfig:\n")
+		if !ok || strings.Contains(items, "--evil") || strings.Contains(items, "sparkui-runtime") {
+			t.Errorf("the items were rewritten with a bad config:\n%s", stdout.String())
+		}
+	}
+}
+
+func readKubeflowApp(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/assets/carriers/kubeflow-sparkapplication.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func indentBlock(s, by string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return by + strings.Join(lines, "\n"+by) + "\n"
+}

@@ -59,12 +59,15 @@ func TestPlainStreamTransforms(t *testing.T) {
 // TestNotAnObject: a document that is not a Kubernetes object is an error result naming the
 // document and what it lacks (SUI030, as in a ResourceList and in sparkui-fn validate); it is
 // written back as it came, with the other objects.
+// keepOut is how SUI030 says what to do with a document that is not a manifest.
+const keepOut = "If it is not a manifest (Helm values, a tool's settings), keep it out of the input: out of the directory given to sparkui-fn validate, or out of the kustomization's resources"
+
 func TestNotAnObject(t *testing.T) {
 	for _, tc := range []struct{ in, stderr string }{
-		{"hello: world\n", "sparkui-fn: [error] apiVersion: [SUI030] object 1 of the input is not a Kubernetes object: it has no apiVersion and no kind; kubectl refuses it, sparkui leaves it as it is\n"},
+		{"hello: world\n", "sparkui-fn: [error] apiVersion: [SUI030] object 1 of the input is not a Kubernetes object: it has no apiVersion and no kind; kubectl refuses it, sparkui leaves it as it is. " + keepOut + "\n"},
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\ndata: {}\n",
-			"sparkui-fn: [error] v1 kind: [SUI030] object 2 of the input is not a Kubernetes object: it has no kind; kubectl refuses it, sparkui leaves it as it is\n"},
-		{"kind: Pod\nmetadata: {name: p}\n", "sparkui-fn: [error] Pod/p apiVersion: [SUI030] Pod p is not a Kubernetes object: it has no apiVersion; kubectl refuses it, sparkui leaves it as it is\n"},
+			"sparkui-fn: [error] v1 kind: [SUI030] object 2 of the input is not a Kubernetes object: it has no kind; kubectl refuses it, sparkui leaves it as it is. " + keepOut + "\n"},
+		{"kind: Pod\nmetadata: {name: p}\n", "sparkui-fn: [error] Pod/p apiVersion: [SUI030] Pod p is not a Kubernetes object: it has no apiVersion; kubectl refuses it, sparkui leaves it as it is. " + keepOut + "\n"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(nil, strings.NewReader(tc.in), &stdout, &stderr)

@@ -102,7 +102,7 @@ func TestRunResourceListAsFrameworkExecute(t *testing.T) {
 	for _, in := range writerInputs(t) {
 		var want bytes.Buffer
 		wantErr := framework.Execute(processor(), &kio.ByteReadWriter{Reader: bytes.NewReader(in), Writer: &want, KeepReaderAnnotations: true})
-		got, _, ok, gotErr := runResourceList(in)
+		got, _, ok, _, gotErr := runResourceList(in, function.Options{})
 		if !ok {
 			continue // not read as a ResourceList: the kyaml command path runs it
 		}

@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sparkui/sparkui/internal/cli"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/runtime/agent"
@@ -52,7 +53,7 @@ func main() {
 // Main runs the command line args and returns the exit code.
 func Main(args []string, stderr io.Writer) int {
 	if len(args) == 0 {
-		usage(stderr)
+		fmt.Fprint(stderr, rootHelp.Render(rootFlags))
 		return exitUsage
 	}
 	switch args[0] {
@@ -67,31 +68,16 @@ func Main(args []string, stderr io.Writer) int {
 		return waitURI(args[1:], os.Stdout, stderr)
 	case RedirectCommand:
 		return redirectMain(args[1:], stderr)
-	case "-h", "--help", "help":
-		usage(stderr)
+	case "-h", "--help", "-help", "help":
+		fmt.Fprint(os.Stdout, rootHelp.Render(rootFlags))
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "sparkui-runtime: unknown command %q\n", args[0])
-	usage(stderr)
+	fmt.Fprintf(stderr, "sparkui-runtime: unknown command %q (--help lists the commands)\n", args[0])
 	return exitUsage
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintf(w, `sparkui-runtime %s: binds a Spark driver's UI Service to the port its UI really bound.
-
-  sparkui-runtime run --service=NAME --app-id=ID [flags]   run as the driver Pod's sidecar
-  sparkui-runtime run --service=NAME --guard-label=K=V --selector=K=V,… --owner-reference=false [flags]
-                                                          the same, for a Service shared by successive runs
-  sparkui-runtime withdraw [--socket=PATH] [--timeout=D]   ask the sidecar to withdraw (preStop hook)
-  sparkui-runtime wait-uri --namespace=N --service=S [--timeout=D] [--kubeconfig=F]
-                                                          wait for the UI's external URI and print it
-  sparkui-runtime redirect [--namespace=N] [--redirector-port=8080] [--health-port=8081] [--kubeconfig=F]
-                                                          the namespace's History Server redirector
-  sparkui-runtime --version
-
-Run "sparkui-runtime run -h" for the flags.
-`, version.Version)
-}
+// rootFlags are the flags of sparkui-runtime without a command.
+var rootFlags = []cli.Flag{{Name: "version", Usage: "print the version and exit 0"}, cli.HelpFlag}
 
 // run is the sidecar: it reads its settings once, then runs the agent until SIGTERM.
 func run(args []string, stderr io.Writer) int {
@@ -101,6 +87,7 @@ func run(args []string, stderr io.Writer) int {
 	var bad *badSettings
 	switch {
 	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(os.Stdout, runHelp.Render(cli.GoFlags(newRunFlagSet())))
 		return exitOK
 	case errors.Is(err, errVersion):
 		fmt.Println("sparkui-runtime", version.Version)
@@ -170,17 +157,13 @@ func idle(ctx context.Context, log *slog.Logger, terminationLog, reason string) 
 
 func withdraw(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sparkui-runtime withdraw", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	w := sidecar.DefaultWithdraw()
 	w.Flags(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := cli.ParseGo(fs, withdrawHelp, args, os.Stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 || w.Timeout <= 0 {
-		fmt.Fprintln(stderr, "sparkui-runtime withdraw: takes only --socket and a positive --timeout")
+		fmt.Fprintln(stderr, "sparkui-runtime withdraw: takes only --socket and a positive --timeout"+cli.HelpHint)
 		return exitUsage
 	}
 	start := time.Now()

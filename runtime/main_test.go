@@ -390,7 +390,7 @@ func TestCommandLine(t *testing.T) {
 		{noPod, []string{"--service=s", "--app-id=a"}, "$POD_UID is required"},
 		{pod, []string{"--service=s", "--app-id=a", "--external-uri=nodePort"}, "--external-uri=nodePort needs $HOST_IP"},
 		// A flag of a newer function (version skew), a bad value, a bad environment variable.
-		{pod, []string{"--service=s", "--app-id=a", "--no-such-flag"}, "invalid arguments: flag provided but not defined: -no-such-flag"},
+		{pod, []string{"--service=s", "--app-id=a", "--no-such-flag"}, "invalid arguments: unknown flag --no-such-flag (--help lists the flags)"},
 		{pod, []string{"--service=s", "--app-id=a", "--log-format=xml"}, `invalid arguments: --log-format: "xml" is neither text nor json`},
 		{append(pod, "SPARKUI_MAX_RETRIES=many"), []string{"--service=s", "--app-id=a"}, "invalid environment: $SPARKUI_MAX_RETRIES"},
 		// The app id may be empty only with a guard label; then a selector is needed.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sparkui/sparkui/internal/cli"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/runtime/redirect"
@@ -32,18 +32,14 @@ type redirectSettings struct {
 
 func parseRedirect(args []string, stderr io.Writer) (s redirectSettings, code int, ok bool) {
 	fs := flag.NewFlagSet("sparkui-runtime redirect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&s.namespace, "namespace", "", "the namespace whose UI Services are followed (default $"+sidecar.EnvPodNamespace+")")
 	fs.IntVar(&s.port, "redirector-port", sidecar.DefaultRedirectorPort, "port of the redirects: the targetPort of handed-off UI Services (historyServer.redirectorPort)")
 	fs.IntVar(&s.healthPort, "health-port", DefaultHealthPort, "port of "+redirect.LivePath+" and "+redirect.ReadyPath+" (a port of their own: any path on the redirect port may be one of Spark's)")
 	fs.StringVar(&s.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, else the in-cluster configuration)")
 	fs.StringVar(&s.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&s.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return s, exitOK, false
-		}
-		return s, exitUsage, false
+	if code, ok := cli.ParseGo(fs, redirectHelp, args, os.Stdout, stderr); !ok {
+		return s, code, false
 	}
 	if err := envDefaults(fs); err != nil {
 		fmt.Fprintf(stderr, "sparkui-runtime redirect: invalid environment: %v\n", err)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/sparkui/sparkui/internal/cli"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/runtime/agent"
 )
@@ -50,6 +51,13 @@ func newRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	return f
+}
+
+// newRunFlagSet is run's flags, for its help.
+func newRunFlagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("sparkui-runtime run", flag.ContinueOnError)
+	newRunFlags(fs)
+	return fs
 }
 
 // envDefaults sets every flag not given on the command line from SPARKUI_<FLAG>.
@@ -112,7 +120,8 @@ func (b *badSettings) Error() string { return b.reason }
 // errVersion or a *badSettings.
 func loadRun(args []string, stderr io.Writer) (*runSettings, error) {
 	fs := flag.NewFlagSet("sparkui-runtime run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // the help is printed by run, a bad flag is a badSettings
+	fs.Usage = func() {}
 	f := newRunFlags(fs)
 	fallback := slog.New(slog.NewTextHandler(stderr, nil))
 	bad := func(log *slog.Logger, reason string) error {
@@ -122,7 +131,7 @@ func loadRun(args []string, stderr io.Writer) (*runSettings, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, bad(fallback, "invalid arguments: "+err.Error())
+		return nil, bad(fallback, "invalid arguments: "+cli.FlagError(err))
 	}
 	if f.version {
 		return nil, errVersion

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/sparkui/sparkui/internal/cli"
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/runtime/binder"
 	"github.com/sparkui/sparkui/runtime/externaluri"
@@ -41,7 +42,7 @@ func (s *waitURISettings) where() string {
 // it on stdout. It reads the Service with GET (capped exponential backoff with jitter: 200 ms
 // doubling to 5 s), so it needs only `get` on that Service.
 func waitURI(args []string, stdout, stderr io.Writer) int {
-	s, code, ok := parseWaitURI(args, stderr)
+	s, code, ok := parseWaitURI(args, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -61,22 +62,18 @@ func waitURI(args []string, stdout, stderr io.Writer) int {
 }
 
 // parseWaitURI reads wait-uri's flags; when not ok, code is the exit code.
-func parseWaitURI(args []string, stderr io.Writer) (s waitURISettings, code int, ok bool) {
+func parseWaitURI(args []string, stdout, stderr io.Writer) (s waitURISettings, code int, ok bool) {
 	fs := flag.NewFlagSet("sparkui-runtime wait-uri", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&s.namespace, "namespace", "", "the UI Service's namespace (default: the kubeconfig context's)")
 	fs.StringVar(&s.service, "service", "", "the UI Service (required)")
-	fs.DurationVar(&s.timeout, "timeout", 5*time.Minute, "give up (exit 1) after this long")
+	fs.DurationVar(&s.timeout, "timeout", 5*time.Minute, "give up (exit 1) after this long; the other exit statuses are below")
 	fs.DurationVar(&s.requestTimeout, "request-timeout", 10*time.Second, "timeout of one API server request")
 	fs.StringVar(&s.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, else the in-cluster configuration, else ~/.kube/config)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return s, exitOK, false
-		}
-		return s, exitUsage, false
+	if code, ok := cli.ParseGo(fs, waitURIHelp, args, stdout, stderr); !ok {
+		return s, code, false
 	}
 	if fs.NArg() > 0 || s.service == "" || s.timeout <= 0 {
-		fmt.Fprintln(stderr, "sparkui-runtime wait-uri: takes --service (required), --namespace, a positive --timeout, --request-timeout and --kubeconfig")
+		fmt.Fprintln(stderr, "sparkui-runtime wait-uri: takes --service (required), --namespace, a positive --timeout, --request-timeout and --kubeconfig"+cli.HelpHint)
 		return s, exitUsage, false
 	}
 	if s.namespace == "" {

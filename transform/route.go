@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
@@ -144,15 +143,15 @@ func resolveRoute(a *app.App, o RouteOptions) (routeFacts, string) {
 	if uses("{namespace}") && a.Namespace == "" {
 		return f, "the route uses {namespace} but the object has no metadata.namespace: set it (e.g. kustomize's namespace:) so the route's URL is known at build time"
 	}
-	for _, h := range []string{f.host, f.grpcHost} {
-		if errs := validation.IsDNS1123Subdomain(h); h != "" && len(errs) > 0 {
-			return f, fmt.Sprintf("the route's hostname %q is not a DNS name: %s", h, strings.Join(errs, "; "))
-		}
-	}
 	if msg := CheckPathPrefix(f.prefix); msg != "" {
 		return f, fmt.Sprintf("the route's path prefix %q %s", f.prefix, msg)
 	}
-	return f, ""
+	var msgs []string
+	for _, p := range checkRouteValues(o.Kind, f.host, f.grpcHost, f.prefix) {
+		v := map[string]string{"hostname": f.host, "grpcHostname": f.grpcHost, "pathPrefix": f.prefix}[p.Field]
+		msgs = append(msgs, fmt.Sprintf("spec.route.%s expands to %q, which %s", p.Field, v, p.Msg))
+	}
+	return f, strings.Join(msgs, "; ")
 }
 
 // wantProxyConf is what the route needs in Spark's conf, "" meaning absent. Spark serves its
@@ -187,12 +186,29 @@ func wantProxyConf(f routeFacts, cur map[string]string) (proxyBase, redirect str
 	return proxyBase, redirect
 }
 
-// setRouteConf writes the proxy settings into a's conf where sparkui can.
-func setRouteConf(a *app.App, f routeFacts) {
+// setRouteConf writes the proxy settings into a's conf where sparkui can. A
+// spark.ui.proxyBase that sparkui did not write (not the prefix the UI Service recorded, the
+// previous prefix when there was one) and that the route replaces or removes is said in the
+// returned note: it may be the user's own, for another proxy.
+func setRouteConf(a *app.App, f routeFacts, prevPrefix string, hadPrev bool) *Note {
 	if !a.ConfWritable() {
-		return
+		return nil
 	}
 	base, redirect := wantProxyConf(f, a.Props)
+	var note *Note
+	if old, ok := a.Props[KeyProxyBase]; ok && old != base && !(hadPrev && old == prevPrefix) {
+		now := "removed it: the route serves the UI at the root"
+		if base != "" {
+			now = "set it to " + base + ", the route's prefix"
+		}
+		obj, field := a.Pod, a.ConfField(KeyProxyBase)
+		if a.Carrier == nil || a.Carrier.ConfPath == "" {
+			obj, field = a.ConfigMap, fieldpath.Key("data", names.SparkPropertiesKey)
+		}
+		note = &Note{App: a, Object: obj, Field: field, Rule: "SUI044", Warning: true,
+			Msg: "spark.ui.proxyBase was " + strconv.Quote(old) + ", which contradicts the route; sparkui " + now +
+				" (Spark serves the UI at the root and writes proxyBase before every link, so another value sends links outside the route)"}
+	}
 	set := map[string]string{KeyProxyBase: base, KeyProxyRedirectURI: redirect}
 	if a.Carrier != nil && a.Carrier.ConfPath != "" {
 		conf := a.Carrier.Object.YNode()
@@ -208,7 +224,7 @@ func setRouteConf(a *app.App, f routeFacts) {
 			yamlx.SetIfChanged(conf, k, yamlx.NewStr(set[k]))
 			a.Carrier.Conf[k] = set[k]
 		}
-		return
+		return note
 	}
 	data := yamlx.Get(a.ConfigMap.YNode(), "data")
 	text := yamlx.Str(yamlx.Get(data, names.SparkPropertiesKey))
@@ -224,6 +240,7 @@ func setRouteConf(a *app.App, f routeFacts) {
 			a.Props = p
 		}
 	}
+	return note
 }
 
 // connectPort is the port Spark Connect's gRPC server binds.
@@ -357,20 +374,21 @@ func uiPortName(a *app.App) string {
 // back to what is wanted in place, keeping their other labels and annotations), those of
 // another kind sparkui wrote before (returned for removal), the route annotations and
 // spark-connect port of the UI Service, and the proxy settings of the conf.
-func ApplyRoute(m *app.Model, a *app.App, o Options) (added, removed []*yaml.RNode, note *Note) {
+func ApplyRoute(m *app.Model, a *app.App, o Options) (added, removed []*yaml.RNode, notes []Note) {
+	removed, notes = dropExtraRoutes(a)
 	if !o.Route.enabled() {
-		return nil, nil, nil
+		return nil, removed, notes
 	}
 	f, problem := resolveRoute(a, o.Route)
 	if problem != "" {
-		return nil, nil, &Note{App: a, Object: a.Pod, Rule: "SUI053", Error: true, Msg: problem + "; sparkui writes no route for it"}
+		return nil, removed, append(notes, Note{App: a, Object: a.Pod, Rule: "SUI053", Error: true, Msg: problem + "; sparkui writes no route for it"})
 	}
 	wants := wantRoutes(a, o, f)
 	for _, w := range wants {
 		if other := m.ForeignRoute(w.kind, a.Namespace, a.UIServiceName); other != nil && a.Routes[w.kind] == nil {
-			return nil, nil, &Note{App: a, Object: other, Rule: "SUI053", Error: true, Field: "metadata.name",
+			return nil, removed, append(notes, Note{App: a, Object: other, Rule: "SUI053", Error: true, Field: "metadata.name",
 				Msg: "the input already has " + w.kind + " " + nsSlash(a.Namespace, a.UIServiceName) + ", which is not sparkui's: applied, one would replace the other; rename it, or label it app.kubernetes.io/managed-by: sparkui and " +
-					a.IdentityKey + ": " + a.IdentityValue + " to let sparkui manage it; sparkui writes no route for this application"}
+					a.IdentityKey + ": " + a.IdentityValue + " to let sparkui manage it; sparkui writes no route for this application"})
 		}
 	}
 	want := map[string]bool{}
@@ -409,10 +427,35 @@ func ApplyRoute(m *app.Model, a *app.App, o Options) (added, removed []*yaml.RNo
 			delete(a.Routes, kind)
 		}
 	}
+	prevPrefix, hadPrev := a.RoutePrefix()
 	annotateUIService(a, f)
 	setConnectPort(a, o.Route.GRPC)
-	setRouteConf(a, f)
-	return added, removed, nil
+	if n := setRouteConf(a, f, prevPrefix, hadPrev); n != nil {
+		notes = append(notes, *n)
+	}
+	return added, removed, notes
+}
+
+// dropExtraRoutes removes the further sparkui routes of a kind a already has (SUI055): one
+// route per kind is what sparkui writes, and two would each be routed. The one kept
+// (app.attachRoutes) is the one named like the UI Service, so the object the cluster has
+// under sparkui's name is updated in place; the others leave the output, which a pruning
+// apply (kubectl apply --prune, Argo CD, Flux) deletes.
+func dropExtraRoutes(a *app.App) (removed []*yaml.RNode, notes []Note) {
+	for _, rn := range a.ExtraRoutes {
+		kind := yamlx.GetStr(rn.YNode(), "kind")
+		ns, name := app.Meta(rn)
+		kept := ""
+		if k := a.Routes[kind]; k != nil {
+			kns, kname := app.Meta(k)
+			kept = ", keeping " + nsSlash(kns, kname)
+		}
+		removed = append(removed, rn)
+		notes = append(notes, Note{App: a, Object: rn, Rule: "SUI055",
+			Msg: "removed " + kind + " " + nsSlash(ns, name) + ": a second sparkui " + kind + " for this application" + kept + " (one route of each kind per application)"})
+	}
+	a.ExtraRoutes = nil
+	return removed, notes
 }
 
 // annotateUIService writes the route's build-time facts on the UI Service.

@@ -174,25 +174,12 @@ func addPreStop(c *yaml.Node) {
 // shape on the way: nothing is added to that application.
 func PrepareCarrier(a *app.App) error {
 	c := a.Carrier
-	slots := []app.Slot{app.SlotPodLabels, app.SlotInitContainers, app.SlotVolumes, app.SlotDriverContainer}
-	if c.OperatorOwnsLifecycle() {
-		// Nothing is written into the driver container (injectCarrier): none is made up.
-		slots = slots[:3]
-	}
 	// Look first, create after: a field of the wrong shape found half-way must not leave
 	// the object with empty slots created before it.
-	for _, s := range slots {
-		n, path, err := c.Lookup(s)
-		if err != nil {
-			return err
-		}
-		if s == app.SlotDriverContainer && n == nil && !c.OperatorFillsContainer() {
-			// Ensure would refuse too, after creating the other slots.
-			return &app.ShapeError{APIVersion: c.APIVersion, Kind: c.ObjectKind, Namespace: c.Namespace, Name: c.Name,
-				Field: path, Msg: "is missing: the pod template has no container to run the driver in"}
-		}
+	if err := c.Writable(); err != nil {
+		return err
 	}
-	for _, s := range slots {
+	for _, s := range c.PreparedSlots() {
 		if _, _, err := c.Ensure(s); err != nil {
 			return err
 		}

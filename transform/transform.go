@@ -41,9 +41,10 @@ type Note struct {
 	Rule   string
 	Msg    string
 	// Error marks a note that is an error (the rewrite could not be done), not information;
-	// Field is then the field at fault.
-	Error bool
-	Field string
+	// Field is then the field at fault. Warning marks one about a value of the user's that
+	// the rewrite replaced.
+	Error, Warning bool
+	Field          string
 }
 
 // Apply rewrites every application of m and returns the resulting item list: the input
@@ -103,16 +104,14 @@ func Apply(m *app.Model, o Options) ([]*yaml.RNode, []Note) {
 			}
 		}
 		InjectRuntime(a, o)
-		radded, rremoved, note := ApplyRoute(m, a, o)
+		radded, rremoved, rnotes := ApplyRoute(m, a, o)
 		added = append(added, radded...)
 		// A route of another kind sparkui wrote before goes silently, as a rerun must give
-		// the same results (docs/routes.md).
+		// the same results (docs/routes.md); a second one of a kind is said (SUI055).
 		for _, rn := range rremoved {
 			removed[rn] = true
 		}
-		if note != nil {
-			notes = append(notes, *note)
-		}
+		notes = append(notes, rnotes...)
 	}
 	if len(removed) == 0 && len(added) == 0 {
 		return m.Items, notes

@@ -119,8 +119,8 @@ func runFixture(t *testing.T, path string) framework.Results {
 		t.Fatal(err)
 	}
 	before := strings.Join(itemStrings(t, items), "---\n")
-	conf, route, history := fixtureConfig(t, r.FunctionConfig)
-	results := Run(&Context{Model: app.BuildWith(items, app.CarrierOptions{SparkConf: conf, KubeflowRoute: route}), History: &history})
+	conf, route, history, expect := fixtureConfig(t, r.FunctionConfig)
+	results := Run(&Context{Model: app.BuildWith(items, app.CarrierOptions{SparkConf: conf, KubeflowRoute: route}), History: &history, Expect: expect})
 	if after := strings.Join(itemStrings(t, items), "---\n"); after != before {
 		t.Errorf("validation changed the items:\n%s", cmp.Diff(before, after))
 	}
@@ -130,10 +130,13 @@ func runFixture(t *testing.T, path string) framework.Results {
 // fixtureConfig reads the fixture's functionConfig: a ConfigMap with mode: validate and
 // nothing else but spark.* keys (spec.sparkConf in the ConfigMap form), kubeflowRoute,
 // historyServerURL and historyRedirectorPort (the function passes its historyServer to the
-// rules in either mode, so the fixtures are run with it too).
+// rules in either mode, so the fixtures are run with it too), and serviceEnabled: in validate
+// mode the function tells the rules what transform would have added (SUI060), service.enabled
+// true unless the config says otherwise, and so do the fixtures: a fixture of another rule that
+// sparkui-fn never transformed reports SUI060 too, as the function would.
 // Anything else would need the function's config loading, which the fixtures of the
 // top-level testdata cover.
-func fixtureConfig(t *testing.T, fc *yaml.RNode) (map[string]string, app.Route, sidecar.History) {
+func fixtureConfig(t *testing.T, fc *yaml.RNode) (map[string]string, app.Route, sidecar.History, *Expect) {
 	t.Helper()
 	if fc == nil || fc.GetKind() != "ConfigMap" || fc.GetDataMap()["mode"] != "validate" {
 		t.Fatalf("functionConfig must be a ConfigMap with data.mode: validate")
@@ -141,9 +144,16 @@ func fixtureConfig(t *testing.T, fc *yaml.RNode) (map[string]string, app.Route, 
 	var conf map[string]string
 	route := app.RouteTemplate
 	history := sidecar.History{RedirectorPort: sidecar.DefaultRedirectorPort}
+	expect := &Expect{UIService: true}
 	for k, v := range fc.GetDataMap() {
 		switch {
 		case k == "mode":
+		case k == "serviceEnabled":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				t.Fatalf("serviceEnabled %q: %v", v, err)
+			}
+			expect = &Expect{UIService: b}
 		case k == "historyServerURL":
 			history.URL = v
 		case k == "historyRedirectorPort":
@@ -162,10 +172,10 @@ func fixtureConfig(t *testing.T, fc *yaml.RNode) (map[string]string, app.Route, 
 			}
 			conf[k] = v
 		default:
-			t.Fatalf("functionConfig key %q: the rule fixtures take mode, kubeflowRoute, historyServerURL, historyRedirectorPort and spark.* keys only", k)
+			t.Fatalf("functionConfig key %q: the rule fixtures take mode, serviceEnabled, kubeflowRoute, historyServerURL, historyRedirectorPort and spark.* keys only", k)
 		}
 	}
-	return conf, route, history
+	return conf, route, history, expect
 }
 
 func itemStrings(t *testing.T, items []*yaml.RNode) []string {

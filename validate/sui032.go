@@ -45,9 +45,18 @@ func checkSUI032(ctx *Context) []Finding {
 		if a.Carrier.ObjectKind == "ScheduledSparkApplication" {
 			theirs = "<run>-ui-svc for every run <" + a.Carrier.Name + "-timestamp>"
 		}
-		ours := a.UIServiceName
+		ours := sparkuiService(a)
 		out = append(out, Finding{Object: a.Pod,
 			Msg: "the kubeflow operator also creates " + theirs + ", which targets the declared spark.ui.port (else 4040), not the port the UI bound: use " + ours + ", or switch the operator's off operator-wide (--enable-ui-service=false, Helm controller.uiService.enable=false)"})
 	}
 	return out
+}
+
+// sparkuiService names sparkui's UI Service for advice: by name only when it is in the input,
+// since a name the user cannot find (the function has not run) sends them looking for nothing.
+func sparkuiService(a *app.App) string {
+	if a.UIService == nil {
+		return "the UI Service sparkui-fn adds in transform mode (none is in the input)"
+	}
+	return a.UIServiceName
 }

@@ -21,7 +21,8 @@ var SUI044 = Rule{
 	Why: "Spark serves its UI at the root whatever proxyBase says (JettyUtils.createServletHandler), and the route strips the prefix; proxyBase only prefixes the links Spark writes " +
 		"(UIUtils.uiRoot/prependBaseUri). Another proxyBase sends every link and asset outside the route (404). Spark's redirects (/ to /jobs/, Jetty's trailing-slash ones) " +
 		"carry the prefix only through ProxyRedirectHandler, which JettyUtils installs when spark.ui.proxyRedirectUri is set: without it the first page of the route redirects to /jobs/ at the host's root.",
-	Fix: "Run sparkui-fn in transform mode with the same spec.route (it writes both properties where it can write the conf), or set spark.ui.proxyBase=<prefix> and " +
+	Fix: "Run sparkui-fn in transform mode with the same spec.route (it writes both properties where it can write the conf, and reports a SUI044 warning naming the old value " +
+		"when it replaces a spark.ui.proxyBase it did not write), or set spark.ui.proxyBase=<prefix> and " +
 		"spark.ui.proxyRedirectUri=/ (https://<host> behind TLS) yourself; for \"/\" remove spark.ui.proxyBase.",
 	Failing: `metadata:
   annotations: {sparkui.dev/route-prefix: /spark/analytics/pi}   # UI Service

@@ -90,5 +90,8 @@ func sparkuiTarget(a *app.App) string {
 			}
 		}
 	}
+	if a.UIService == nil {
+		return sparkuiService(a)
+	}
 	return "sparkui's UI Service " + a.UIServiceName + port
 }

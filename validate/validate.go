@@ -27,6 +27,17 @@ type Context struct {
 	// runtimes' hand-off env against it; without it, only that the env is usable and that the
 	// sidecars of one namespace agree on the redirector's port.
 	History *sidecar.History
+	// Expect is what the functionConfig has sparkui add to each application, when the rules
+	// check input sparkui-fn should already have transformed (validate mode); nil when that
+	// is not known (transform mode validates its own output), and then SUI060 is silent.
+	Expect *Expect
+}
+
+// Expect is what transform mode would have added, as the functionConfig says.
+type Expect struct {
+	// UIService: service.enabled (default true); a UI Service, the runtime and (unless
+	// rbac.create is false) RBAC are added to every application whose UI is on.
+	UIService bool
 }
 
 // Finding is one rule hit.

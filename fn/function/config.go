@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -124,6 +125,7 @@ func LoadConfig(fc *yaml.RNode) (Config, framework.Results) {
 		results = checkAuth(fc, cfg.Transform.RuntimeAuth, cfg.authBoth, pathOf)
 		results = append(results, checkRoute(fc, cfg.Transform.Route, pathOf)...)
 		results = append(results, checkHistory(fc, cfg.Transform.History, pathOf)...)
+		results = append(results, checkImage(fc, cfg.Transform.RuntimeImage, pathOf)...)
 	}
 	if len(results) > 0 {
 		sortResults(results)
@@ -165,8 +167,25 @@ func checkHistory(fc *yaml.RNode, h sidecar.History, pathOf func(string) string)
 	if h.URL == "" {
 		return nil
 	}
+	if err := sidecar.CheckHistoryURLLength(h.URL); err != nil {
+		return framework.Results{validate.ConfigError(fc, pathOf("/spec/historyServer/url"), err.Error())}
+	}
 	if err := sidecar.CheckHistoryURL(h.URL); err != nil {
 		return framework.Results{validate.ConfigError(fc, pathOf("/spec/historyServer/url"), err.Error())}
+	}
+	return nil
+}
+
+// checkImage refuses a runtime image that is not an image reference: it is written as the
+// sidecar's image, so a value with a newline or spaces ("ghcr.io/x/y:1\n--evil") would reach
+// every driver Pod as given. Parsed by go-containerregistry with its default (weak)
+// validation, which accepts what the kubelet accepts: a name without registry is Docker Hub's,
+// without tag ":latest" (name.StrictValidation would refuse both, and with them mirrors
+// loaded under short names).
+func checkImage(fc *yaml.RNode, image string, pathOf func(string) string) framework.Results {
+	if _, err := name.ParseReference(image); err != nil {
+		return framework.Results{validate.ConfigError(fc, pathOf("/spec/runtime/image"),
+			fmt.Sprintf("%q is not an image reference ([registry/]repository[:tag][@sha256:digest]: a lowercase repository, a tag of letters, digits, '_', '.' and '-')", image))}
 	}
 	return nil
 }
@@ -175,9 +194,17 @@ func checkHistory(fc *yaml.RNode, h sidecar.History, pathOf func(string) string)
 // Keys starting with "spark." are Spark properties (the sparkConf fallback).
 func fromConfigMap(fc *yaml.RNode, cfg *Config) (map[string]any, framework.Results) {
 	typed := map[string]any{"apiVersion": names.ConfigGroup + "/v1alpha1", "kind": names.ConfigKind}
-	var results framework.Results
+	results := configMapShape(fc)
+	if len(results) > 0 {
+		return typed, results
+	}
 	data := yamlx.Get(fc.YNode(), "data")
 	yamlx.Pairs(data, func(k, v *yaml.Node) {
+		if v.Kind != yaml.ScalarNode {
+			results = append(results, validate.ConfigError(fc, fieldpath.Key("data", k.Value),
+				fmt.Sprintf("is %s; a ConfigMap's data values are strings (%s: \"value\")", yamlx.Shape(v), k.Value)))
+			return
+		}
 		key, val := k.Value, yamlx.Str(v)
 		if strings.HasPrefix(key, "spark.") {
 			if cfg.SparkConf == nil {
@@ -188,8 +215,7 @@ func fromConfigMap(fc *yaml.RNode, cfg *Config) (map[string]any, framework.Resul
 		}
 		path, ok := configMapKeys[key]
 		if !ok {
-			results = append(results, validate.ConfigError(fc, fieldpath.Key("data", key),
-				"unknown key; known keys: "+strings.Join(knownKeys(), ", ")+", and spark.* properties"))
+			results = append(results, validate.ConfigError(fc, fieldpath.Key("data", key), unknownKeyMessage(key)))
 			return
 		}
 		var value any = val
@@ -235,6 +261,34 @@ func fromConfigMap(fc *yaml.RNode, cfg *Config) (map[string]any, framework.Resul
 		m[path[len(path)-1]] = value
 	})
 	return typed, results
+}
+
+// configMapFields are the fields of a v1 ConfigMap sparkui accepts as its functionConfig:
+// those kpt writes for `kpt fn eval -- key=value`, and immutable, which changes nothing here.
+var configMapFields = map[string]bool{"apiVersion": true, "kind": true, "metadata": true, "data": true, "immutable": true}
+
+// configMapShape checks what the ConfigMap form's keys hang from, each problem a result naming
+// its field: read as it was, a data that is a list or a string (`data: [serviceType=NodePort]`)
+// had no key to read, and every default applied without a word.
+func configMapShape(fc *yaml.RNode) framework.Results {
+	var out framework.Results
+	n := fc.YNode()
+	yamlx.Pairs(n, func(k, v *yaml.Node) {
+		switch {
+		case k.Value == "binaryData":
+			out = append(out, validate.ConfigError(fc, "binaryData", "sparkui reads only data (string values); move the keys there"))
+		case !configMapFields[k.Value]:
+			out = append(out, validate.ConfigError(fc, k.Value, "unknown field; a ConfigMap functionConfig has apiVersion, kind, metadata and data"))
+		}
+	})
+	if md := yamlx.Get(n, "metadata"); !yamlx.IsNull(md) && md.Kind != yaml.MappingNode {
+		out = append(out, validate.ConfigError(fc, "metadata", fmt.Sprintf("is %s, not a mapping", yamlx.Shape(md))))
+	}
+	if data := yamlx.Get(n, "data"); !yamlx.IsNull(data) && data.Kind != yaml.MappingNode {
+		out = append(out, validate.ConfigError(fc, "data", fmt.Sprintf("is %s, not a mapping of keys to string values "+
+			"(data: {serviceType: NodePort}, or `kpt fn eval -- serviceType=NodePort`)", yamlx.Shape(data))))
+	}
+	return out
 }
 
 func knownKeys() []string {
@@ -348,7 +402,7 @@ func describe(leaf schemaError, pathOf func(string) string) (string, string) {
 			fields = append(fields, strings.Trim(f, "'"))
 		}
 		parent := pathOf(leaf.InstanceLocation)
-		return fieldpath.Key(parent, strings.Join(fields, ", ")), "unknown field"
+		return fieldpath.Key(parent, strings.Join(fields, ", ")), unknownFieldsMessage(leaf.InstanceLocation, fields)
 	}
 	field := pathOf(leaf.InstanceLocation)
 	if field == "" {

@@ -2,9 +2,11 @@ package function
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/yamlx"
@@ -43,7 +45,8 @@ func Unreadable(it *yaml.RNode, i int) *framework.Result {
 	}
 	if len(missing) > 0 {
 		return validate.NewResult(ShapeRule, framework.Error, it, missing[0],
-			fmt.Sprintf("%s is not a Kubernetes object: it has no %s; kubectl refuses it, sparkui leaves it as it is", who, strings.Join(missing, " and no ")))
+			fmt.Sprintf("%s is not a Kubernetes object: it has no %s; kubectl refuses it, sparkui leaves it as it is. "+
+				"If it is not a manifest (Helm values, a tool's settings), keep it out of the input: out of the directory given to sparkui-fn validate, or out of the kustomization's resources", who, strings.Join(missing, " and no ")))
 	}
 	md := yamlx.Get(n, "metadata")
 	if !yamlx.IsNull(md) && md.Kind != yaml.MappingNode {
@@ -109,17 +112,28 @@ func restore(in, out []*yaml.RNode, held map[*yaml.RNode]bool) []*yaml.RNode {
 	return res
 }
 
-// describeAt names an object as messages do, and by its position when it has no name.
+// describeAt names an object as messages do, and by its position when it has no name: in its
+// file when the input says which (kustomize, kpt and sparkui-fn validate annotate it), since
+// "object 7 of the input" leaves the user counting documents across a whole build.
 func describeAt(it *yaml.RNode, i int) string {
 	n := it.YNode()
 	kind := yamlx.GetStr(n, "kind")
 	md := yamlx.Get(n, "metadata")
 	ns, name := yamlx.GetStr(md, "namespace"), yamlx.GetStr(md, "name")
+	where := fmt.Sprintf("object %d of the input", i+1)
+	if ann := yamlx.Get(md, "annotations"); ann != nil && ann.Kind == yaml.MappingNode {
+		if p := yamlx.GetStr(ann, kioutil.PathAnnotation); p != "" {
+			where = "object " + p
+			if ix, err := strconv.Atoi(yamlx.GetStr(ann, kioutil.IndexAnnotation)); err == nil {
+				where = fmt.Sprintf("document %d of %s", ix+1, p)
+			}
+		}
+	}
 	switch {
 	case name == "" && kind == "":
-		return fmt.Sprintf("object %d of the input", i+1)
+		return where
 	case name == "":
-		return fmt.Sprintf("%s (object %d of the input, no name)", kind, i+1)
+		return fmt.Sprintf("%s (%s, no name)", kind, where)
 	case ns != "":
 		name = ns + "/" + name
 	}

@@ -7,15 +7,27 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/inputlimit"
 	"github.com/sparkui/sparkui/internal/yamlx"
 	"github.com/sparkui/sparkui/transform"
 	"github.com/sparkui/sparkui/validate"
 )
 
+// Options bound one run of the function.
+type Options struct {
+	// MaxApplications is how many applications one transform run rewrites; 0 is no limit.
+	// Past it Process returns inputlimit's error and changes nothing.
+	MaxApplications int
+}
+
 // Process is the whole function over one ResourceList: load the config, rewrite (in
 // transform mode), then validate what comes out. Findings go to rl.Results; it never
 // returns an error for bad input, so every item is always written back.
-func Process(rl *framework.ResourceList) error {
+func Process(rl *framework.ResourceList) error { return ProcessWith(rl, Options{}) }
+
+// ProcessWith is Process within o's bounds: the only error it returns for an input is one
+// over them, and it does so before anything is rewritten.
+func ProcessWith(rl *framework.ResourceList, o Options) error {
 	cfg, results := LoadConfig(rl.FunctionConfig)
 	if len(results) > 0 {
 		rl.Results = append(rl.Results, results...)
@@ -38,23 +50,35 @@ func Process(rl *framework.ResourceList) error {
 	// edit through a shared node would reach every place naming it (yamlx/dealias.go).
 	un := yamlx.Unalias(rl.Items)
 	m := app.BuildWith(un.Items, opts)
+	if cfg.Mode == "transform" && o.MaxApplications > 0 && len(m.Apps) > o.MaxApplications {
+		rl.Items = input
+		return inputlimit.TooManyApplications(len(m.Apps), o.MaxApplications)
+	}
 	if cfg.Mode == "transform" {
 		items, notes := transform.Apply(m, cfg.Transform)
 		rl.Items = un.Restore(items)
 		for _, n := range notes {
 			sev := framework.Info
-			if n.Error {
+			switch {
+			case n.Error:
 				sev = framework.Error
+			case n.Warning:
+				sev = framework.Warning
 			}
 			rl.Results = append(rl.Results, validate.NewResult(n.Rule, sev, n.Object, n.Field, n.Msg))
 		}
 		// Validate what is written, with the very rules validate mode uses.
 		m = app.BuildWith(yamlx.Unalias(rl.Items).Items, opts)
 	}
-	rl.Results = append(rl.Results, validate.Run(&validate.Context{
+	ctx := &validate.Context{
 		Model:                m,
 		RBACManagedElsewhere: !cfg.Transform.CreateRBAC,
 		History:              &cfg.Transform.History,
-	})...)
+	}
+	if cfg.Mode == "validate" {
+		// Validate mode checks what a transform should already have produced (SUI060).
+		ctx.Expect = &validate.Expect{UIService: cfg.Transform.ServiceEnabled}
+	}
+	rl.Results = append(rl.Results, validate.Run(ctx)...)
 	return nil
 }

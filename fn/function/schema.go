@@ -32,7 +32,7 @@ var knownKeywords = map[string]bool{
 	"$schema": true, "$id": true, "title": true, "description": true, "default": true,
 	"type": true, "required": true, "additionalProperties": true, "properties": true,
 	"const": true, "enum": true, "minimum": true, "maximum": true, "minLength": true,
-	"items": true,
+	"items": true, "maxItems": true,
 }
 
 var parsedSchema = sync.OnceValue(func() map[string]any {
@@ -115,6 +115,9 @@ func checkValue(s map[string]any, v any, loc string, out *[]schemaError) {
 			fail("additionalProperties %s not allowed", strings.Join(extra, ", "))
 		}
 	case []any:
+		if m, ok := s["maxItems"].(float64); ok && len(v) > int(m) {
+			fail("maximum %d items required, but found %d items", int(m), len(v))
+		}
 		if is, ok := s["items"].(map[string]any); ok {
 			for i, item := range v {
 				checkValue(is, item, loc+"/"+fmt.Sprint(i), out)

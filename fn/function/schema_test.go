@@ -106,6 +106,8 @@ func TestSchemaAgreesWithLibrary(t *testing.T) {
 		`{` + head + `, "spec": {"runtime": {"auth": {"basicSecret": {"name": "h", "key": "k"}}}}}`,
 		`{` + head + `, "spec": {"runtime": {"auth": "jws/token"}}}`,
 		`{` + head + `, "spec": {"runtime": {"auth": {"bearerTokenSecret": {"name": "a", "key": "b", "optional": true}}}}}`,
+		`{` + head + `, "spec": {"route": {"kind": "HTTPRoute", "parentRefs": [` + strings.TrimSuffix(strings.Repeat(`{"name": "gw"}, `, 33), ", ") + `]}}}`,
+		`{` + head + `, "spec": {"route": {"kind": "HTTPRoute", "parentRefs": [` + strings.TrimSuffix(strings.Repeat(`{"name": "gw"}, `, 32), ", ") + `]}}}`,
 		`{"apiVersion": 1, "kind": ["SparkUIService"]}`,
 		`[]`,
 		`"text"`,

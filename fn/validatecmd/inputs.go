@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/fieldpath"
+	"github.com/sparkui/sparkui/internal/inputlimit"
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/yamlx"
 	"github.com/sparkui/sparkui/validate/report"
@@ -33,8 +34,9 @@ type source struct {
 	skipped string
 }
 
-// collectSources reads files, directories (recursively, *.yaml and *.yml) and "-" (stdin).
-func collectSources(paths []string, stdin io.Reader, stdinName string) ([]source, error) {
+// collectSources reads files, directories (recursively, *.yaml and *.yml) and "-" (stdin),
+// all together within budget.
+func collectSources(paths []string, stdin io.Reader, stdinName string, budget *inputlimit.Budget) ([]source, error) {
 	var out []source
 	seen := map[string]bool{}
 	add := func(name string, data []byte) {
@@ -48,8 +50,12 @@ func collectSources(paths []string, stdin io.Reader, stdinName string) ([]source
 			if seen[stdinName] {
 				continue
 			}
-			b, err := io.ReadAll(stdin)
+			b, err := budget.ReadAll(stdinName, stdin)
 			if err != nil {
+				var tl *inputlimit.TooLarge
+				if errors.As(err, &tl) {
+					return nil, err
+				}
 				return nil, fmt.Errorf("reading standard input: %w", err)
 			}
 			add(stdinName, b)
@@ -60,7 +66,7 @@ func collectSources(paths []string, stdin io.Reader, stdinName string) ([]source
 			return nil, err
 		}
 		if !st.IsDir() {
-			b, err := os.ReadFile(p)
+			b, err := budget.ReadFile(p)
 			if err != nil {
 				return nil, err
 			}
@@ -77,6 +83,9 @@ func collectSources(paths []string, stdin io.Reader, stdinName string) ([]source
 				}
 				return nil
 			}
+			if kustomizationFiles[d.Name()] {
+				return &KustomizationError{Dir: filepath.Dir(filepath.Clean(path)), File: filepath.Clean(path)}
+			}
 			if ext := filepath.Ext(path); ext != ".yaml" && ext != ".yml" {
 				return nil
 			}
@@ -90,7 +99,7 @@ func collectSources(paths []string, stdin io.Reader, stdinName string) ([]source
 				}
 				return nil
 			}
-			b, err := os.ReadFile(path)
+			b, err := budget.ReadFile(path)
 			if err != nil {
 				return err
 			}
@@ -102,6 +111,21 @@ func collectSources(paths []string, stdin io.Reader, stdinName string) ([]source
 		}
 	}
 	return out, nil
+}
+
+// kustomizationFiles are the names kustomize reads a kustomization from
+// (sigs.k8s.io/kustomize/api/konfig.RecognizedKustomizationFileNames).
+var kustomizationFiles = map[string]bool{"kustomization.yaml": true, "kustomization.yml": true, "Kustomization": true}
+
+// KustomizationError: a directory to validate is (or holds) a kustomization. Its files are
+// kustomize's input, not what gets applied: read as they are, its resources, its
+// functionConfig and any expected output next to them make no sense together (an
+// application seen twice, nothing transformed).
+type KustomizationError struct{ Dir, File string }
+
+func (e *KustomizationError) Error() string {
+	return fmt.Sprintf("%s is a kustomization (%s): validate what it builds, not its files:\n"+
+		"  kustomize build --enable-alpha-plugins --enable-exec %s | sparkui-fn validate --stdin-name %s -", e.Dir, e.File, e.Dir, e.Dir)
 }
 
 func fileType(m fs.FileMode) string {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -16,6 +17,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/fn/function"
+	"github.com/sparkui/sparkui/internal/cli"
+	"github.com/sparkui/sparkui/internal/inputlimit"
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/validate/report"
 )
@@ -36,23 +39,38 @@ type ExitCode int
 
 func (e ExitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
-const usage = `usage: sparkui-fn validate [FILE|DIR|-]... [--output text|json|sarif|junit]
-                           [--config FILE] [--stdin-name NAME]
+// Help is `sparkui-fn validate --help` and its section of docs/cli.md.
+var Help = cli.Command{
+	Path:  "sparkui-fn validate",
+	Short: "check plain YAML with sparkui's rules; nothing is changed or written back",
+	Usage: []string{
+		"sparkui-fn validate [FILE|DIR|-]... [--output text|json|sarif|junit] [--config FILE] [--stdin-name NAME] [--max-input-bytes BYTES]",
+	},
+	Long: `Runs exactly what the KRM function runs with mode: validate, on all the objects at once (an
+application's Pod, Services, ConfigMap and RBAC may sit in different files), and reports each
+finding at its file and line.
 
-Validates plain multi-document YAML (e.g. the output of kustomize build) with sparkui's rules,
-exactly as the KRM function does with mode: validate: nothing is changed or written back.
+  FILE  a YAML file: documents separated by ---, or JSON objects one after another; a v1
+        List that is the whole file is unwrapped
+  DIR   every *.yaml and *.yml below DIR (directories starting with "." are skipped); a
+        kustomization directory is refused: validate what it builds
+  -     standard input (also when no FILE is given)
 
-  FILE        a YAML file (several documents separated by ---; a v1 List is unwrapped)
-  DIR         every *.yaml and *.yml below DIR (directories starting with "." are skipped)
-  -           standard input (also when no FILE is given)
-  --output    text (default: one line per finding, file:line: severity: message),
-              json, sarif (SARIF 2.1.0, for code-scanning UIs), junit (JUnit XML test report)
-  --config    a functionConfig (SparkUIService or ConfigMap) for the other settings, e.g.
-              createRBAC: "false" or spark.* properties; its mode is always validate
-  --stdin-name  the file name reports give standard input (default "stdin")
-
-Exit status: 0 no error finding, 1 error findings, 2 unusable input (the reason on stderr).
-`
+Validate what will be applied, after sparkui-fn ran: an application the function never
+transformed is an error (SUI060), and so is an input with no object at all.`,
+	Examples: []string{
+		"kustomize build --enable-alpha-plugins --enable-exec overlays/prod | sparkui-fn validate -",
+		"kustomize build --enable-alpha-plugins --enable-exec overlays/prod > prod.yaml",
+		"sparkui-fn validate prod.yaml --output sarif > sparkui.sarif",
+		"sparkui-fn validate manifests/ --config sparkui.yaml --output junit > sparkui-junit.xml",
+	},
+	Exit: []cli.Exit{
+		{Code: ExitClean, Meaning: "no finding of severity error (warnings and info may be printed)"},
+		{Code: ExitFindings, Meaning: "at least one finding of severity error"},
+		{Code: ExitUnusable, Meaning: "unusable input, the reason on stderr and nothing on stdout: an unreadable file, a YAML syntax error, a bad flag or --config, no object at all, a kustomization directory, an input over --max-input-bytes"},
+	},
+	See: "docs/validate.md, docs/rules.md",
+}
 
 // Options are the command's flags and arguments.
 type Options struct {
@@ -60,6 +78,8 @@ type Options struct {
 	Config    string
 	StdinName string
 	Paths     []string
+	// MaxInputBytes bounds what is read from every input together; 0 is no limit.
+	MaxInputBytes int64
 }
 
 // New is the cobra command. It prints its own messages and returns an ExitCode when the
@@ -80,16 +100,56 @@ func New() *cobra.Command {
 			return nil
 		},
 	}
+	var maxBytes string
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		lim, err := inputlimit.FromEnv(os.Getenv)
+		if err == nil && maxBytes != "" {
+			lim.Bytes, err = inputlimit.ParseBytes(maxBytes)
+			if err != nil {
+				err = fmt.Errorf("--%s=%q: %v", inputlimit.BytesFlag, maxBytes, err)
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "sparkui-fn validate: %v\n", err)
+			return ExitCode(ExitUnusable)
+		}
+		o.MaxInputBytes = lim.Bytes
+		return nil
+	}
 	f := cmd.Flags()
-	f.StringVarP(&o.Output, "output", "o", "text", "text, json, sarif or junit")
-	f.StringVar(&o.Config, "config", "", "a functionConfig file")
-	f.StringVar(&o.StdinName, "stdin-name", "stdin", "the file name reports give standard input")
-	cmd.SetHelpFunc(func(c *cobra.Command, _ []string) { fmt.Fprint(c.OutOrStdout(), usage) })
+	f.StringVar(&maxBytes, inputlimit.BytesFlag, "", "the most `bytes` read from all inputs together (default 16Mi, or $SPARKUI_MAX_INPUT_BYTES; units Ki, Mi, Gi; 0: no limit): a larger input is refused (exit 2) before it is parsed")
+	f.StringVarP(&o.Output, "output", "o", "text", "the report's `format`: text (file:line: severity: message, a summary on stderr), json, sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML)")
+	f.StringVar(&o.Config, "config", "", "a functionConfig `file` (SparkUIService or ConfigMap) for the other settings, e.g. createRBAC: \"false\" or spark.* properties; its mode is always validate")
+	f.StringVar(&o.StdinName, "stdin-name", "stdin", "the file `name` reports give standard input")
+	cmd.SetHelpFunc(func(c *cobra.Command, _ []string) { fmt.Fprint(c.OutOrStdout(), Help.Render(Flags(c.Flags()))) })
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		fmt.Fprintf(c.ErrOrStderr(), "sparkui-fn validate: %v\n%s", flagError(err), usage)
+		fmt.Fprintf(c.ErrOrStderr(), "sparkui-fn validate: %v%s\n", flagError(err), cli.HelpHint)
 		return ExitCode(ExitUnusable)
 	})
 	return cmd
+}
+
+// Flags lists a cobra command's flags in the help's format (sorted, --help last).
+func Flags(fs *pflag.FlagSet) []cli.Flag {
+	var out []cli.Flag
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Name == "help" || f.Hidden {
+			return
+		}
+		name, usage := pflag.UnquoteUsage(f)
+		if f.Value.Type() == "bool" {
+			name = ""
+		}
+		def := ""
+		if f.DefValue != "" && f.DefValue != "false" {
+			def = f.DefValue
+			if f.Value.Type() == "string" {
+				def = `"` + def + `"`
+			}
+		}
+		out = append(out, cli.Flag{Name: f.Name, Short: f.Shorthand, Value: name, Default: def, Usage: usage})
+	})
+	return append(out, cli.HelpFlag)
 }
 
 // flagError words pflag's errors as the command always has.
@@ -125,7 +185,7 @@ func NormalizeArgs(args []string) []string {
 			name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 			dashes := ""
 			switch name {
-			case "output", "config", "stdin-name", "help":
+			case "output", "config", "stdin-name", "help", inputlimit.BytesFlag:
 				dashes = "--"
 			case "o", "h":
 				dashes = "-"
@@ -145,11 +205,11 @@ func NormalizeArgs(args []string) []string {
 func run(o Options, stdin io.Reader, stdout, stderr io.Writer) int {
 	write, ok := report.Formats[o.Output]
 	if !ok {
-		fmt.Fprintf(stderr, "sparkui-fn validate: --output %q: want text, json, sarif or junit\n%s", o.Output, usage)
+		fmt.Fprintf(stderr, "sparkui-fn validate: --output %q: want text, json, sarif or junit\n", o.Output)
 		return ExitUnusable
 	}
 	if o.StdinName == "" {
-		fmt.Fprintf(stderr, "sparkui-fn validate: --stdin-name must not be empty\n%s", usage)
+		fmt.Fprintf(stderr, "sparkui-fn validate: --stdin-name must not be empty\n")
 		return ExitUnusable
 	}
 	if len(o.Paths) == 0 {
@@ -158,6 +218,15 @@ func run(o Options, stdin io.Reader, stdout, stderr io.Writer) int {
 	rep, err := Validate(o, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "sparkui-fn validate: %v\n", err)
+		return ExitUnusable
+	}
+	if len(rep.Objects) == 0 {
+		read := rep.Files
+		if len(read) == 0 {
+			read = o.Paths
+		}
+		fmt.Fprintf(stderr, "sparkui-fn validate: no objects in %s: nothing to validate, which a gate must not pass. "+
+			"If the input is a pipe, the command before it wrote nothing: see its error above, and run the pipeline under set -o pipefail\n", strings.Join(read, ", "))
 		return ExitUnusable
 	}
 	werr := write(stdout, rep)
@@ -185,7 +254,7 @@ func placeLine(o *object, r *framework.Result) int {
 // (an application's Pod, Services, ConfigMap and RBAC may sit in different files) and places
 // each result at its file and line.
 func Validate(opts Options, stdin io.Reader) (*report.Report, error) {
-	srcs, err := collectSources(opts.Paths, stdin, opts.StdinName)
+	srcs, err := collectSources(opts.Paths, stdin, opts.StdinName, inputlimit.NewBudget(opts.MaxInputBytes))
 	if err != nil {
 		return nil, err
 	}

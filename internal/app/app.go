@@ -83,6 +83,9 @@ type App struct {
 	// Routes are the route objects sparkui added for this app before, by kind (HTTPRoute,
 	// GRPCRoute, Ingress, Route); nil when none.
 	Routes map[string]*yaml.RNode
+	// ExtraRoutes are further route objects of sparkui's for this app, of a kind Routes
+	// already has (a copy under another name): applied, both would route, each its own way.
+	ExtraRoutes []*yaml.RNode
 	// UIServiceName and BinderName are the existing objects' names, else fresh ones.
 	UIServiceName, BinderName string
 }

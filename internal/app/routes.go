@@ -29,18 +29,44 @@ func isRouteObject(av, kind string) bool {
 	return ok && want == av
 }
 
-// attachRoutes claims the route objects sparkui wrote for a before, by kind.
+// attachRoutes claims the route objects sparkui wrote for a before, by kind. Where the input
+// has several of one kind, the one named like a's UI Service (the name sparkui gives it) is
+// a's, else the first; the others are ExtraRoutes.
 func (ix *index) attachRoutes(a *App) {
 	id := identityKey(a.IdentityKey, a.IdentityValue)
-	for kind := range RouteObjectKinds {
-		if rn := ix.claim(ix.ourRoutes[kindKey{kind, a.Namespace, id}]); rn != nil {
-			if a.Routes == nil {
-				a.Routes = map[string]*yaml.RNode{}
+	for _, kind := range routeKindOrder {
+		var mine []*yaml.RNode
+		for {
+			rn := ix.claim(ix.ourRoutes[kindKey{kind, a.Namespace, id}])
+			if rn == nil {
+				break
 			}
-			a.Routes[kind] = rn
+			mine = append(mine, rn)
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		keep := 0
+		for i, rn := range mine {
+			if _, name := Meta(rn); name == a.UIServiceName {
+				keep = i
+				break
+			}
+		}
+		if a.Routes == nil {
+			a.Routes = map[string]*yaml.RNode{}
+		}
+		a.Routes[kind] = mine[keep]
+		for i, rn := range mine {
+			if i != keep {
+				a.ExtraRoutes = append(a.ExtraRoutes, rn)
+			}
 		}
 	}
 }
+
+// routeKindOrder is RouteObjectKinds in a fixed order, for results in a stable order.
+var routeKindOrder = []string{"HTTPRoute", "GRPCRoute", "Ingress", "Route"}
 
 // indexRoute records a route object of the input: every Ingress for the rules about
 // operators' Ingresses, and sparkui's own routes by identity.

@@ -213,3 +213,32 @@ func (c *Carrier) driverContainerName() string {
 	// (submission.go driverPodTemplateOption); for workloads and Pods it is Spark's default.
 	return names.DriverContainer
 }
+
+// PreparedSlots are the places transform writes into a carrier: the pod labels, init
+// containers and volumes, and the driver container unless the operator owns its lifecycle
+// (nothing is written there then, so none is made up).
+func (c *Carrier) PreparedSlots() []Slot {
+	slots := []Slot{SlotPodLabels, SlotInitContainers, SlotVolumes, SlotDriverContainer}
+	if c.OperatorOwnsLifecycle() {
+		return slots[:3]
+	}
+	return slots
+}
+
+// Writable says why transform would add nothing to this carrier (a field of the wrong shape
+// on the way to a slot, or a pod template with no container to run the driver in), nil when
+// it can write every slot. It only looks: transform's PrepareCarrier and validate mode's
+// SUI060 (which must not tell the user to run a transform that would refuse) share it.
+func (c *Carrier) Writable() error {
+	for _, s := range c.PreparedSlots() {
+		n, path, err := c.Lookup(s)
+		if err != nil {
+			return err
+		}
+		if s == SlotDriverContainer && n == nil && !c.OperatorFillsContainer() {
+			return &ShapeError{APIVersion: c.APIVersion, Kind: c.ObjectKind, Namespace: c.Namespace, Name: c.Name,
+				Field: path, Msg: "is missing: the pod template has no container to run the driver in"}
+		}
+	}
+	return nil
+}

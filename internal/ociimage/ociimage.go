@@ -1,19 +1,25 @@
 // Package ociimage builds sparkui's images without a container engine, the way ko does: the
-// static binary as the only layer on an empty base, a numeric non-root user, the binary as
-// entrypoint, OCI labels; written as an OCI image layout (one index, one manifest per
-// platform) packed in a tar.
+// static binary and a minimal /etc/passwd and /etc/group as the only layer on an empty base, a
+// numeric non-root user, the binary as entrypoint, OCI labels. The platforms of one image are
+// one image index (a manifest list), written as an OCI image layout whose index.json names that
+// index, packed in a tar: what `docker buildx build --output type=oci` and containerd's own
+// exporter write, and what `ctr images import`, `skopeo copy oci-archive:` and `crane push`
+// read.
 package ociimage
 
 import (
 	"archive/tar"
 	"bytes"
+	_ "embed"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
@@ -25,14 +31,57 @@ import (
 // User is the numeric non-root user and group every sparkui image runs as.
 const User = "65532:65532"
 
-// Spec describes one image.
+// Annotation keys on the descriptor of index.json that name the image. OCI's image-layout
+// ref.name holds the tag only; containerd's io.containerd.image.name holds the full reference.
+// containerd 1.6 names imported images from io.containerd.image.name first and falls back to
+// ref.name (containerd v1.6.20 import.go, imageName), and its own exporter writes both in this
+// form (images/archive/exporter.go with reference.go's ociReferenceName), as buildx's OCI
+// exporter does.
+const (
+	AnnotationRefName        = "org.opencontainers.image.ref.name"
+	AnnotationContainerdName = "io.containerd.image.name"
+)
+
+// The accounts of /etc/passwd and /etc/group in every image. kpt runs a function image as
+// `--user nobody` unless told otherwise (kpt internal/fnruntime/container.go, getCmd), which
+// docker and podman resolve through the image's /etc/passwd: without one, `kpt fn eval --image`
+// fails before the function starts. 65532 is User, named for tools that show names.
+var (
+	//go:embed rootfs/etc/passwd
+	passwd []byte
+	//go:embed rootfs/etc/group
+	group []byte
+)
+
+// Spec describes one image for one platform.
 type Spec struct {
 	Name     string // binary name; the file is /<Name> and the entrypoint
 	Binary   []byte
 	Platform v1.Platform
-	Version  string
-	Source   string // repository URL for org.opencontainers.image.source
+	Labels   Labels
+}
+
+// Labels are the OCI annotations the image config carries as labels and the image index as
+// annotations (OCI image-spec annotations.md, "Pre-Defined Annotation Keys").
+type Labels struct {
 	Title    string
+	Version  string
+	Source   string // repository URL
+	Revision string // source revision (commit) the binaries were built from; omitted when empty
+}
+
+// Map is the labels as OCI annotation keys.
+func (l Labels) Map() map[string]string {
+	m := map[string]string{
+		"org.opencontainers.image.title":    l.Title,
+		"org.opencontainers.image.version":  l.Version,
+		"org.opencontainers.image.source":   l.Source,
+		"org.opencontainers.image.licenses": "Apache-2.0",
+	}
+	if l.Revision != "" {
+		m["org.opencontainers.image.revision"] = l.Revision
+	}
+	return m
 }
 
 // epoch keeps images reproducible: the same binary gives the same digest.
@@ -42,14 +91,29 @@ var epoch = time.Unix(0, 0).UTC()
 func Build(s Spec) (v1.Image, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{
-		Name: s.Name, Mode: 0o755, Size: int64(len(s.Binary)), Typeflag: tar.TypeReg,
-		ModTime: epoch, Uname: "root", Gname: "root",
-	}); err != nil {
-		return nil, err
+	entries := []struct {
+		name string
+		mode int64
+		data []byte
+		dir  bool
+	}{
+		{name: "etc/", mode: 0o755, dir: true},
+		{name: "etc/group", mode: 0o644, data: group},
+		{name: "etc/passwd", mode: 0o644, data: passwd},
+		{name: s.Name, mode: 0o755, data: s.Binary},
 	}
-	if _, err := tw.Write(s.Binary); err != nil {
-		return nil, err
+	for _, e := range entries {
+		hdr := &tar.Header{Name: e.name, Mode: e.mode, Size: int64(len(e.data)), Typeflag: tar.TypeReg,
+			ModTime: epoch, Uname: "root", Gname: "root"}
+		if e.dir {
+			hdr.Typeflag, hdr.Size = tar.TypeDir, 0
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(e.data); err != nil {
+			return nil, err
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return nil, err
@@ -73,24 +137,69 @@ func Build(s Spec) (v1.Image, error) {
 	cf = cf.DeepCopy()
 	cf.OS, cf.Architecture, cf.Variant = s.Platform.OS, s.Platform.Architecture, s.Platform.Variant
 	cf.Created = v1.Time{Time: epoch}
-	cf.Config.User = s.User()
+	cf.Config.User = User
 	cf.Config.Entrypoint = []string{"/" + s.Name}
 	cf.Config.WorkingDir = "/"
-	cf.Config.Labels = map[string]string{
-		"org.opencontainers.image.title":    s.Title,
-		"org.opencontainers.image.version":  s.Version,
-		"org.opencontainers.image.source":   s.Source,
-		"org.opencontainers.image.licenses": "Apache-2.0",
-	}
+	cf.Config.Labels = s.Labels.Map()
 	return mutate.ConfigFile(img, cf)
 }
 
-// User is the image's user (a method so tests read it from one place).
-func (Spec) User() string { return User }
+// Index makes the multi-platform image: an OCI image index holding imgs, each descriptor with
+// its platform (read from the image's config), annotated with labels. Two images for one
+// platform are an error: a client picks by platform and would get either.
+func Index(labels Labels, imgs ...v1.Image) (v1.ImageIndex, error) {
+	if len(imgs) == 0 {
+		return nil, fmt.Errorf("an image index needs at least one image")
+	}
+	seen := map[string]bool{}
+	adds := make([]mutate.IndexAddendum, 0, len(imgs))
+	for _, img := range imgs {
+		cf, err := img.ConfigFile()
+		if err != nil {
+			return nil, err
+		}
+		p := v1.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant}
+		if seen[p.String()] {
+			return nil, fmt.Errorf("two images for platform %s", p.String())
+		}
+		seen[p.String()] = true
+		mt, err := img.MediaType()
+		if err != nil {
+			return nil, err
+		}
+		adds = append(adds, mutate.IndexAddendum{Add: plainImage{img}, Descriptor: v1.Descriptor{MediaType: mt, Platform: &p}})
+	}
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex), adds...)
+	return mutate.Annotations(idx, labels.Map()).(v1.ImageIndex), nil
+}
 
-// WriteLayoutTar writes images (one per platform) as an OCI image layout whose index names
-// ref, packed into the tar file at path.
-func WriteLayoutTar(path, ref string, imgs ...v1.Image) error {
+// plainImage is an image whose index descriptor carries no artifactType. go-containerregistry
+// sets a descriptor's artifactType to the config's media type unless the image says otherwise
+// (partial.Descriptor), but OCI meant that field for artifacts, buildx and containerd write none
+// for images, and containers/image 5.23 (skopeo 1.9, Debian 12) drops it when it reads an index:
+// `skopeo copy --all` must then rewrite the index, which changes its digest, and
+// --preserve-digests refuses ("Manifest list must be converted ... but we cannot modify it").
+type plainImage struct{ v1.Image }
+
+func (plainImage) ArtifactType() (string, error) { return "", nil }
+
+// RefAnnotations are the annotations of index.json's descriptor for the image named ref, which
+// must carry a tag.
+func RefAnnotations(ref string) (map[string]string, error) {
+	tag, err := name.NewTag(ref, name.StrictValidation)
+	if err != nil {
+		return nil, fmt.Errorf("image reference %q: %w (a full reference with a tag, e.g. ghcr.io/sparkui/sparkui-fn:0.1.0)", ref, err)
+	}
+	return map[string]string{AnnotationRefName: tag.TagStr(), AnnotationContainerdName: tag.Name()}, nil
+}
+
+// WriteLayoutTar writes idx as an OCI image layout whose index.json holds one descriptor, the
+// image index named ref, packed into the tar file at path.
+func WriteLayoutTar(path, ref string, idx v1.ImageIndex) error {
+	anns, err := RefAnnotations(ref)
+	if err != nil {
+		return err
+	}
 	dir, err := os.MkdirTemp("", "ociimage-")
 	if err != nil {
 		return err
@@ -100,58 +209,38 @@ func WriteLayoutTar(path, ref string, imgs ...v1.Image) error {
 	if err != nil {
 		return err
 	}
-	for _, img := range imgs {
-		cf, err := img.ConfigFile()
-		if err != nil {
-			return err
-		}
-		if err := p.AppendImage(img,
-			layout.WithPlatform(v1.Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant}),
-			layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": ref})); err != nil {
-			return err
-		}
+	if err := p.AppendIndex(idx, layout.WithAnnotations(anns)); err != nil {
+		return err
 	}
 	return tarDir(dir, path)
 }
 
+// tarDir packs dir in lexical order with fixed owners, modes and times, so that the same layout
+// gives the same tar bytes whoever builds it.
 func tarDir(dir, path string) error {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Strings(paths)
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
 	}
 	tw := tar.NewWriter(f)
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
+	for _, p := range paths {
+		if err = addFile(tw, dir, p); err != nil {
+			break
 		}
-		rel, _ := filepath.Rel(dir, p)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		hdr, err := tar.FileInfoHeader(info, "")
-		if err != nil {
-			return err
-		}
-		hdr.Name, hdr.ModTime = filepath.ToSlash(rel), epoch
-		if d.IsDir() {
-			hdr.Name += "/"
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		src, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer src.Close()
-		_, err = io.Copy(tw, src)
-		return err
-	})
+	}
 	if cerr := tw.Close(); err == nil {
 		err = cerr
 	}
@@ -163,4 +252,35 @@ func tarDir(dir, path string) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return os.Rename(tmp, path)
+}
+
+func addFile(tw *tar.Writer, dir, p string) error {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return err
+	}
+	info, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	hdr := &tar.Header{Name: filepath.ToSlash(rel), ModTime: epoch}
+	switch {
+	case info.IsDir():
+		hdr.Typeflag, hdr.Mode, hdr.Name = tar.TypeDir, 0o755, hdr.Name+"/"
+		return tw.WriteHeader(hdr)
+	case info.Mode().IsRegular():
+		hdr.Typeflag, hdr.Mode, hdr.Size = tar.TypeReg, 0o644, info.Size()
+	default:
+		return fmt.Errorf("%s: not a regular file", p)
+	}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	src, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	_, err = io.Copy(tw, src)
+	return err
 }

@@ -2,151 +2,224 @@ package ociimage
 
 import (
 	"archive/tar"
+	"bytes"
+	"encoding/json"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
-
-	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// TestImages builds each binary, packs it as the image `make image-tar` makes, reads the
-// tarball back as an OCI layout, checks the config, and runs the binary taken out of the
-// layer.
-func TestImages(t *testing.T) {
-	for _, name := range []string{"sparkui-runtime", "sparkui-fn"} {
-		t.Run(name, func(t *testing.T) { testImage(t, name) })
+// The real binaries, the Makefile and the clients (containerd, the distribution registry,
+// podman under kpt) are tested in ./imagetest. These tests pin the packaging itself.
+
+var testLabels = Labels{Title: "sparkui-fn", Version: "9.8.7", Source: "https://example.invalid/sparkui", Revision: "0123456789abcdef0123456789abcdef01234567"}
+
+func testIndex(t *testing.T) v1.ImageIndex {
+	t.Helper()
+	var imgs []v1.Image
+	for _, arch := range []string{"amd64", "arm64"} {
+		img, err := Build(Spec{Name: "sparkui-fn", Binary: []byte("not a binary: " + arch), Platform: v1.Platform{OS: "linux", Architecture: arch}, Labels: testLabels})
+		if err != nil {
+			t.Fatal(err)
+		}
+		imgs = append(imgs, img)
+	}
+	idx, err := Index(testLabels, imgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
+
+// TestRecordedDigest pins the packaging: the same binaries and labels give this image index,
+// on any machine, today and after a dependency update. A change here changes every published
+// digest: make it on purpose, and say so in the release notes.
+func TestRecordedDigest(t *testing.T) {
+	const want = "sha256:107aead267e534f35e0b5cc5dcb5c13f2a96a57c3a372c17f7fb0a4488e3b118"
+	d, err := testIndex(t).Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.String() != want {
+		t.Errorf("image index digest %s, recorded %s", d, want)
 	}
 }
 
-func testImage(t *testing.T, name string) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, name)
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-X github.com/sparkui/sparkui/internal/version.Version=9.8.7", "-o", bin, "../../"+strings.TrimPrefix(name, "sparkui-"))
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plat := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
-	img, err := Build(Spec{Name: name, Binary: data, Platform: plat, Version: "9.8.7", Source: "https://example.invalid/sparkui", Title: name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tarPath := filepath.Join(dir, "runtime.tar")
-	if err := WriteLayoutTar(tarPath, "ghcr.io/sparkui/"+name+":9.8.7", img); err != nil {
-		t.Fatal(err)
-	}
-
-	// Read it back from the tarball, as a registry push or `crane` would.
-	layoutDir := filepath.Join(dir, "layout")
-	untar(t, tarPath, layoutDir)
-	idx, err := layout.ImageIndexFromPath(layoutDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestIndex(t *testing.T) {
+	idx := testIndex(t)
 	im, err := idx.IndexManifest()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(im.Manifests) != 1 || im.Manifests[0].Platform == nil || im.Manifests[0].Platform.Architecture != runtime.GOARCH ||
-		im.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != "ghcr.io/sparkui/"+name+":9.8.7" {
-		t.Fatalf("index: %+v", im.Manifests)
+	if im.MediaType != types.OCIImageIndex || len(im.Manifests) != 2 {
+		t.Fatalf("index %s with %d manifests", im.MediaType, len(im.Manifests))
 	}
-	got, err := idx.Image(im.Manifests[0].Digest)
+	if diff := cmp.Diff(testLabels.Map(), im.Annotations); diff != "" {
+		t.Errorf("index annotations (-want +got):\n%s", diff)
+	}
+	for i, arch := range []string{"amd64", "arm64"} {
+		m := im.Manifests[i]
+		if m.Platform == nil || m.Platform.OS != "linux" || m.Platform.Architecture != arch || m.MediaType != types.OCIManifestSchema1 {
+			t.Errorf("manifest %d: %s %+v", i, m.MediaType, m.Platform)
+		}
+		if m.ArtifactType != "" {
+			t.Errorf("manifest %d: artifactType %q (skopeo 1.9 cannot copy such an index unchanged)", i, m.ArtifactType)
+		}
+		img, err := idx.Image(m.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cf.Architecture != arch || cf.Config.User != User || cf.Config.Entrypoint[0] != "/sparkui-fn" || !cf.Created.Time.Equal(epoch) {
+			t.Errorf("%s config: %s user %q entrypoint %v created %v", arch, cf.Architecture, cf.Config.User, cf.Config.Entrypoint, cf.Created)
+		}
+		if diff := cmp.Diff(testLabels.Map(), cf.Config.Labels); diff != "" {
+			t.Errorf("%s config labels (-want +got):\n%s", arch, diff)
+		}
+	}
+
+	dup, _ := Build(Spec{Name: "x", Platform: v1.Platform{OS: "linux", Architecture: "amd64"}})
+	if _, err := Index(testLabels, dup, dup); err == nil || !strings.Contains(err.Error(), "two images for platform linux/amd64") {
+		t.Errorf("two images for one platform: %v", err)
+	}
+	if _, err := Index(testLabels); err == nil {
+		t.Error("an index of no image: no error")
+	}
+}
+
+func TestLabelsWithoutRevision(t *testing.T) {
+	l := testLabels
+	l.Revision = ""
+	if _, ok := l.Map()["org.opencontainers.image.revision"]; ok {
+		t.Error("an empty revision is written as a label")
+	}
+}
+
+func TestRefAnnotations(t *testing.T) {
+	got, err := RefAnnotations("ghcr.io/sparkui/sparkui-fn:0.1.0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cf, err := got.ConfigFile()
+	want := map[string]string{AnnotationRefName: "0.1.0", AnnotationContainerdName: "ghcr.io/sparkui/sparkui-fn:0.1.0"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"ghcr.io/sparkui/sparkui-fn", "ghcr.io/sparkui/sparkui-fn@sha256:" + strings.Repeat("a", 64), "Not A Ref:1"} {
+		if _, err := RefAnnotations(bad); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("RefAnnotations(%q): %v, want an error naming it", bad, err)
+		}
+	}
+}
+
+// TestLayoutTar: index.json holds one descriptor, the image index, named; the tar's bytes
+// depend only on the images (fixed order, owners, modes, times).
+func TestLayoutTar(t *testing.T) {
+	idx := testIndex(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.tar"), filepath.Join(dir, "b.tar")
+	for _, p := range []string{a, b} {
+		if err := WriteLayoutTar(p, "ghcr.io/sparkui/sparkui-fn:9.8.7", idx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ta, _ := os.ReadFile(a)
+	tb, _ := os.ReadFile(b)
+	if !bytes.Equal(ta, tb) {
+		t.Error("two writes of one index differ")
+	}
+	files := map[string][]byte{}
+	tr := tar.NewReader(bytes.NewReader(ta))
+	var names []string
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hdr.Uid != 0 || hdr.Gid != 0 || hdr.Uname != "" || !hdr.ModTime.Equal(epoch) {
+			t.Errorf("%s: uid %d gid %d uname %q mtime %v", hdr.Name, hdr.Uid, hdr.Gid, hdr.Uname, hdr.ModTime)
+		}
+		names = append(names, hdr.Name)
+		data, _ := io.ReadAll(tr)
+		files[hdr.Name] = data
+	}
+	if names[0] != "blobs/" || names[len(names)-2] != "index.json" || names[len(names)-1] != "oci-layout" {
+		t.Errorf("tar entries %v", names)
+	}
+	var index v1.IndexManifest
+	if err := json.Unmarshal(files["index.json"], &index); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := idx.Digest()
+	if len(index.Manifests) != 1 || index.Manifests[0].Digest != d || index.Manifests[0].MediaType != types.OCIImageIndex {
+		t.Fatalf("index.json: %+v", index.Manifests)
+	}
+	if got := index.Manifests[0].Annotations; got[AnnotationContainerdName] != "ghcr.io/sparkui/sparkui-fn:9.8.7" || got[AnnotationRefName] != "9.8.7" {
+		t.Errorf("index.json annotations %v", got)
+	}
+	if err := WriteLayoutTar(filepath.Join(dir, "c.tar"), "ghcr.io/sparkui/sparkui-fn", idx); err == nil {
+		t.Error("a reference without a tag: no error")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c.tar")); !os.IsNotExist(err) {
+		t.Errorf("a failed write left c.tar: %v", err)
+	}
+}
+
+// TestLayer: the layer holds /etc/group, /etc/passwd (the users kpt and the image run as) and
+// the binary, owned by root, fixed times.
+func TestLayer(t *testing.T) {
+	img, err := Build(Spec{Name: "sparkui-runtime", Binary: []byte("bin"), Platform: v1.Platform{OS: "linux", Architecture: "amd64"}, Labels: testLabels})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cf.Config.User != "65532:65532" || strings.Join(cf.Config.Entrypoint, " ") != "/"+name ||
-		cf.Config.Labels["org.opencontainers.image.version"] != "9.8.7" || cf.OS != "linux" {
-		t.Errorf("config: user %q entrypoint %v labels %v os %q", cf.Config.User, cf.Config.Entrypoint, cf.Config.Labels, cf.OS)
-	}
-	layers, err := got.Layers()
-	if err != nil || len(layers) != 1 {
-		t.Fatalf("layers: %d %v", len(layers), err)
-	}
+	layers, _ := img.Layers()
 	rc, err := layers[0].Uncompressed()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rc.Close()
 	tr := tar.NewReader(rc)
-	hdr, err := tr.Next()
-	if err != nil || hdr.Name != name || hdr.Mode&0o111 == 0 {
-		t.Fatalf("layer entry %+v: %v", hdr, err)
-	}
-	extracted := filepath.Join(dir, "extracted")
-	f, _ := os.OpenFile(extracted, os.O_CREATE|os.O_WRONLY, 0o755)
-	io.Copy(f, tr)
-	f.Close()
-	out, err := exec.Command(extracted, "--version").CombinedOutput()
-	if err != nil || strings.TrimSpace(string(out)) != name+" 9.8.7" {
-		t.Errorf("binary from the layer: %q %v", out, err)
-	}
-
-	if name == "sparkui-runtime" {
-		// The runtime's startupProbe execs this path with these args: it must exist in the
-		// image and exit 0 at once, or the driver never starts (it waits for the probe).
-		p := sidecar.StartupProbe
-		if p.Command[0] != "/"+hdr.Name {
-			t.Errorf("startupProbe execs %s, the image holds /%s", p.Command[0], hdr.Name)
-		}
-		start := time.Now()
-		if out, err := exec.Command(extracted, p.Command[1:]...).CombinedOutput(); err != nil || time.Since(start) > time.Duration(p.TimeoutSeconds)*time.Second {
-			t.Errorf("startupProbe %q: %v after %s: %s", p.Command, err, time.Since(start), out)
-		}
-	}
-
-	// Same binary, same image: digests are reproducible.
-	again, _ := Build(Spec{Name: name, Binary: data, Platform: plat, Version: "9.8.7", Source: "https://example.invalid/sparkui", Title: name})
-	d1, _ := img.Digest()
-	d2, _ := again.Digest()
-	if d1 != d2 {
-		t.Errorf("digest not reproducible: %s vs %s", d1, d2)
-	}
-}
-
-func untar(t *testing.T, path, dst string) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr := tar.NewReader(f)
+	var got []string
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
-			return
+			break
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(dst, hdr.Name)
-		if hdr.Typeflag == tar.TypeDir {
-			os.MkdirAll(p, 0o755)
-			continue
+		data, _ := io.ReadAll(tr)
+		got = append(got, strings.Join([]string{hdr.Name, string(rune(hdr.Typeflag)), strings.TrimSpace(string(data))}, "|"))
+		if hdr.Uid != 0 || !hdr.ModTime.Equal(epoch) {
+			t.Errorf("%s: uid %d mtime %v", hdr.Name, hdr.Uid, hdr.ModTime)
 		}
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		out, err := os.Create(p)
-		if err != nil {
-			t.Fatal(err)
+		if hdr.Name == "sparkui-runtime" && hdr.Mode != 0o755 {
+			t.Errorf("binary mode %o", hdr.Mode)
 		}
-		io.Copy(out, tr)
-		out.Close()
+	}
+	want := []string{
+		"etc/|5|",
+		"etc/group|0|" + strings.TrimSpace(string(group)),
+		"etc/passwd|0|" + strings.TrimSpace(string(passwd)),
+		"sparkui-runtime|0|bin",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("layer (-want +got):\n%s", diff)
+	}
+	for _, user := range []string{"nobody:x:65534:65534:", "nonroot:x:65532:65532:"} {
+		if !bytes.Contains(passwd, []byte("\n"+user)) {
+			t.Errorf("/etc/passwd lacks %s", user)
+		}
 	}
 }

@@ -14,19 +14,24 @@ import (
 	"github.com/sparkui/sparkui/internal/ociimage"
 )
 
-// ImportImage builds img with internal/ociimage for this machine's platform (one manifest,
-// so the layout holds no multi-platform index) and imports it into the node's containerd.
+// ImportImage builds img with internal/ociimage for this machine's platform (an index of
+// one image) and imports it into the node's containerd.
 func (n *Node) ImportImage(img Image) error {
+	labels := ociimage.Labels{Title: img.Name, Version: "test", Source: "https://github.com/sparkui/sparkui"}
 	built, err := ociimage.Build(ociimage.Spec{
 		Name: img.Name, Binary: img.Binary,
 		Platform: v1.Platform{OS: "linux", Architecture: runtime.GOARCH},
-		Version:  "test", Source: "https://github.com/sparkui/sparkui", Title: img.Name,
+		Labels:   labels,
 	})
 	if err != nil {
 		return fmt.Errorf("image %s: %w", img.Ref, err)
 	}
+	idx, err := ociimage.Index(labels, built)
+	if err != nil {
+		return fmt.Errorf("image %s: %w", img.Ref, err)
+	}
 	path := filepath.Join(n.Dir, "images", strings.NewReplacer("/", "_", ":", "_").Replace(img.Ref)+".tar")
-	if err := ociimage.WriteLayoutTar(path, img.Ref, built); err != nil {
+	if err := ociimage.WriteLayoutTar(path, img.Ref, idx); err != nil {
 		return fmt.Errorf("image %s: %w", img.Ref, err)
 	}
 	return n.ctrImport(path)

@@ -120,7 +120,9 @@ func (f *Finding) Subject() string {
 		if ref.Namespace != "" {
 			name = ref.Namespace + "/" + name
 		}
-		parts = append(parts, strings.TrimSpace(ref.Kind+" "+name))
+		if s := strings.TrimSpace(ref.Kind + " " + name); s != "" {
+			parts = append(parts, s)
+		}
 	}
 	if p := f.field(); p != "" {
 		parts = append(parts, p)

@@ -32,6 +32,31 @@ func TestRulesDocCurrent(t *testing.T) {
 	}
 }
 
+// TestTroubleshootingCurrent: docs/troubleshooting.md's table of error rules is what go
+// generate would write now: every error rule of the catalog, with its fix.
+func TestTroubleshootingCurrent(t *testing.T) {
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(root, "docs", "troubleshooting.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := withErrorTable(string(page), validate.Rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, string(page)); d != "" {
+		t.Errorf("docs/troubleshooting.md is stale: run go generate ./validate (-generated +checked in):\n%s", d)
+	}
+	for _, r := range validate.Rules {
+		if r.Severity == "error" && !strings.Contains(string(page), "["+r.ID+"](rules.md#") {
+			t.Errorf("docs/troubleshooting.md lacks error rule %s", r.ID)
+		}
+	}
+}
+
 // TestRulesDocLinks: every relative link of the page resolves.
 func TestRulesDocLinks(t *testing.T) {
 	root, err := moduleRoot()

@@ -1,5 +1,11 @@
-// Command image-tar writes sparkui's images as OCI layout tarballs without a container
-// engine: `image-tar -name sparkui-runtime -version 0.1.0 -out bin/… linux/amd64=bin/linux-amd64/sparkui-runtime …`.
+// Command image-tar writes one of sparkui's images as an OCI layout tarball without a container
+// engine: one multi-platform image (an image index holding one manifest per platform) named by
+// -ref.
+//
+//	image-tar -name sparkui-runtime -ref ghcr.io/sparkui/sparkui-runtime:0.1.0 -version 0.1.0 \
+//	  -out bin/sparkui-runtime.oci.tar linux/amd64=bin/linux-amd64/sparkui-runtime ...
+//
+// It prints the tarball's path and the image index's digest (what `name@sha256:…` pins).
 package main
 
 import (
@@ -15,38 +21,51 @@ import (
 
 func main() {
 	name := flag.String("name", "", "binary name (entrypoint /<name>)")
-	ref := flag.String("ref", "", "image reference recorded in the layout index")
-	version := flag.String("version", "", "image version label")
-	source := flag.String("source", "https://github.com/sparkui/sparkui", "source label")
+	ref := flag.String("ref", "", "image reference with a tag, recorded in the layout's index.json")
+	version := flag.String("version", "", "org.opencontainers.image.version")
+	revision := flag.String("revision", "", "org.opencontainers.image.revision (the source commit; omitted when empty)")
+	source := flag.String("source", "https://github.com/sparkui/sparkui", "org.opencontainers.image.source")
 	out := flag.String("out", "", "tar file to write")
 	flag.Parse()
-	if *name == "" || *out == "" || flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: image-tar -name N -ref R -version V -out FILE os/arch=BINARY...")
+	if *name == "" || *ref == "" || *version == "" || *out == "" || flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: image-tar -name N -ref REPO:TAG -version V [-revision COMMIT] -out FILE os/arch=BINARY...")
 		os.Exit(2)
 	}
-	var imgs []v1.Image
-	for _, arg := range flag.Args() {
-		plat, path, ok := strings.Cut(arg, "=")
-		p, err := v1.ParsePlatform(plat)
-		if !ok || err != nil {
-			fmt.Fprintf(os.Stderr, "image-tar: %q is not os/arch=binary\n", arg)
-			os.Exit(2)
-		}
-		bin, err := os.ReadFile(path)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "image-tar:", err)
-			os.Exit(1)
-		}
-		img, err := ociimage.Build(ociimage.Spec{Name: *name, Binary: bin, Platform: *p, Version: *version, Source: *source, Title: *name})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "image-tar:", err)
-			os.Exit(1)
-		}
-		imgs = append(imgs, img)
-	}
-	if err := ociimage.WriteLayoutTar(*out, *ref, imgs...); err != nil {
+	if err := run(*name, *ref, *out, ociimage.Labels{Title: *name, Version: *version, Source: *source, Revision: *revision}, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "image-tar:", err)
 		os.Exit(1)
 	}
-	fmt.Println(*out)
+}
+
+func run(name, ref, out string, labels ociimage.Labels, args []string) error {
+	var imgs []v1.Image
+	for _, arg := range args {
+		plat, path, ok := strings.Cut(arg, "=")
+		p, err := v1.ParsePlatform(plat)
+		if !ok || err != nil || path == "" {
+			return fmt.Errorf("%q is not os/arch=binary", arg)
+		}
+		bin, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		img, err := ociimage.Build(ociimage.Spec{Name: name, Binary: bin, Platform: *p, Labels: labels})
+		if err != nil {
+			return err
+		}
+		imgs = append(imgs, img)
+	}
+	idx, err := ociimage.Index(labels, imgs...)
+	if err != nil {
+		return err
+	}
+	if err := ociimage.WriteLayoutTar(out, ref, idx); err != nil {
+		return err
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		return err
+	}
+	fmt.Println(out, d)
+	return nil
 }

@@ -1,0 +1,64 @@
+package inputlimit
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "1024": 1024, "1Ki": 1024, "16Mi": 16 << 20, "2Gi": 2 << 30, "5k": 5000, "3M": 3e6} {
+		if got, err := ParseBytes(in); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "1.5Mi", "Mi", "10MB", "99999999999Gi", " 10"} {
+		if got, err := ParseBytes(in); err == nil {
+			t.Errorf("ParseBytes(%q) = %d, want an error", in, got)
+		}
+	}
+}
+
+// TestReaderStopsAtTheBudget: a reader fails once the budget is passed, having read at most one
+// byte past it, and two readers of one run share the budget.
+func TestReaderStopsAtTheBudget(t *testing.T) {
+	b := NewBudget(10)
+	got, err := io.ReadAll(b.Reader("a", strings.NewReader("123456")))
+	if err != nil || string(got) != "123456" {
+		t.Fatalf("first read: %q, %v", got, err)
+	}
+	src := &countingReader{r: strings.NewReader(strings.Repeat("x", 1<<20))}
+	_, err = io.ReadAll(b.Reader("b", src))
+	var tl *TooLarge
+	if !errors.As(err, &tl) || tl.What != "b" || tl.Limit != 10 {
+		t.Fatalf("second read: %v, want TooLarge of b at 10", err)
+	}
+	if src.n > 5 {
+		t.Errorf("read %d bytes of the second input, want at most 5 (4 left, and one to know it is more)", src.n)
+	}
+	if _, err := b.ReadAll("c", strings.NewReader("")); !errors.As(err, &tl) {
+		t.Errorf("after the budget is spent: %v", err)
+	}
+	if data, err := NewBudget(0).ReadAll("d", strings.NewReader("unbounded")); err != nil || string(data) != "unbounded" {
+		t.Errorf("no limit: %q, %v", data, err)
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+func TestTakeFlags(t *testing.T) {
+	args, l, err := TakeFlags([]string{"-max-input-bytes", "1Mi", "fn.yaml", "--max-applications=5", "--", "--max-applications=7"}, Defaults())
+	if err != nil || l.Bytes != 1<<20 || l.Applications != 5 || strings.Join(args, " ") != "fn.yaml -- --max-applications=7" {
+		t.Errorf("TakeFlags: %q %+v %v", args, l, err)
+	}
+}
