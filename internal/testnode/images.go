@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/sparkui/sparkui/internal/ociimage"
@@ -34,7 +35,22 @@ func (n *Node) ImportImage(img Image) error {
 	if err := ociimage.WriteLayoutTar(path, img.Ref, idx); err != nil {
 		return fmt.Errorf("image %s: %w", img.Ref, err)
 	}
-	return n.ctrImport(path)
+	if err := n.ctrImport(path); err != nil {
+		return err
+	}
+	// go-containerregistry names Docker Hub images index.docker.io/…, the CRI plugin
+	// docker.io/…: tag the import with the name the kubelet asks for.
+	tag, err := name.NewTag(img.Ref)
+	if err != nil {
+		return fmt.Errorf("image %s: %w", img.Ref, err)
+	}
+	if tag.Name() != img.Ref {
+		out, err := exec.Command("ctr", "--address", n.socket(), "-n", "k8s.io", "images", "tag", "--force", tag.Name(), img.Ref).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("ctr images tag %s %s: %w: %s", tag.Name(), img.Ref, err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
 }
 
 var goBuilds sync.Map // package → *goBuild
