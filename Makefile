@@ -13,7 +13,7 @@ FUZZTIME ?= 10s
 REPO ?= ghcr.io/sparkui
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane traefik registry crane fmt-check vet lint clean image image-tar
+.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane fmt-check vet lint clean image image-tar
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
@@ -26,7 +26,7 @@ help:
 	@echo "make bench          benchmarks (compare runs with benchstat)"
 	@echo "make bench-start    process start: the built binary on one application vs a no-op kyaml function"
 	@echo "make bench-rss      peak memory: the built binary on 1,000 and 5,000 kubeflow applications vs a no-op kyaml function"
-	@echo "make tools          build the kustomize CLI, the control plane, Traefik, the distribution registry and crane into $(CACHE)"
+	@echo "make tools          build the kustomize CLI, the control plane, the node (kubelet, kube-scheduler, kube-proxy), Traefik, the distribution registry and crane into $(CACHE)"
 	@echo "make image-tar      both images as multi-platform OCI layout tarballs, no container engine needed (bin/*.oci.tar; docs/images.md)"
 	@echo "make image          both images with docker buildx (needs a Docker engine)"
 
@@ -46,6 +46,11 @@ $(KUSTOMIZE):
 
 control-plane:
 	bash internal/testcluster/build.sh
+
+# kubelet, kube-scheduler and kube-proxy from the same k8s.io/kubernetes module: the real node
+# internal/testnode runs (with Debian's containerd, runc and CNI plugins, see .ci/run).
+node: control-plane
+	bash internal/testcluster/build.sh node
 
 # Traefik (its Kubernetes Gateway provider): the real Gateway API implementation of
 # runtime/blackbox's TestGatewayRoutesToBoundUI, built from its Go module (internal/gatewaytest).
@@ -68,7 +73,7 @@ $(CRANE):
 	mv $(CACHE)/bin/.tmp-crane/crane $(CRANE)
 	rmdir $(CACHE)/bin/.tmp-crane
 
-tools: kustomize control-plane traefik registry crane
+tools: kustomize control-plane node traefik registry crane
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -4,6 +4,12 @@
 #   ${SPARKUI_CACHE:-$HOME/.cache/sparkui}/control-plane/v1.37.2/
 # which is what internal/testcluster (envtest's BinaryAssetsDirectory) uses.
 #
+# `build.sh node` builds a node instead (kubelet, kube-scheduler, kube-proxy) from the
+# same k8s.io/kubernetes module, in the same scratch module, into
+#   ${SPARKUI_CACHE:-$HOME/.cache/sparkui}/node/v1.37.2/
+# for internal/testnode. Both share the Go build cache, so the node after the control
+# plane compiles only the packages the control plane did not need.
+#
 # Idempotent: a binary already present is not rebuilt, so a second run is instant.
 # Each binary is written under a temporary name and renamed into place, so an
 # interrupted build never leaves a half-written binary behind.
@@ -16,7 +22,8 @@
 # kube-controller-manager ~2.5 min more; with a warm Go build cache each is
 # seconds (link only). About 250 MB of binaries.
 #
-# Usage: internal/testcluster/build.sh    (or `make control-plane`)
+# Usage: internal/testcluster/build.sh         (or `make control-plane`)
+#        internal/testcluster/build.sh node    (or `make node`)
 #   SPARKUI_CACHE   cache root (default $HOME/.cache/sparkui)
 #
 # Progress goes to stderr; the binaries' directory is printed on stdout at the end.
@@ -26,19 +33,37 @@ K8S_VERSION=v1.37.2
 STAGING_VERSION=v0.37.2 # k8s.io/* staging modules are tagged v0.X.Y for Kubernetes v1.X.Y
 ETCD_VERSION=v3.6.16
 
+MODE="${1:-control-plane}"
+case "$MODE" in
+control-plane) WANT=(kube-apiserver kube-controller-manager etcd) ;;
+node) WANT=(kubelet kube-scheduler kube-proxy) ;;
+*)
+	echo "usage: $0 [control-plane|node]" >&2
+	exit 2
+	;;
+esac
+
 CACHE="${SPARKUI_CACHE:-$HOME/.cache/sparkui}"
+# ROOT holds the scratch modules and the lock for both modes; OUT the binaries of this one.
 ROOT="$CACHE/control-plane"
-OUT="$ROOT/$K8S_VERSION"
+OUT="$CACHE/$MODE/$K8S_VERSION"
 
-log() { printf '[control-plane] %s\n' "$*" >&2; }
+log() { printf '[%s] %s\n' "$MODE" "$*" >&2; }
 
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$ROOT"
 OUT="$(cd "$OUT" && pwd)"
 ROOT="$(cd "$ROOT" && pwd)"
 
 have() { [[ -x "$OUT/$1" && -s "$OUT/$1" ]]; }
 
-if have kube-apiserver && have kube-controller-manager && have etcd; then
+have_all() {
+	local b
+	for b in "$@"; do
+		have "$b" || return 1
+	done
+}
+
+if have_all "${WANT[@]}"; then
 	echo "$OUT"
 	exit 0
 fi
@@ -79,9 +104,10 @@ build_into() {
 	log "$name: built in $((SECONDS - start))s"
 }
 
+# build_kubernetes CMD...: the k8s.io/kubernetes commands CMD (cmd/CMD) into $OUT.
 build_kubernetes() {
-	if have kube-apiserver && have kube-controller-manager; then
-		log "kube-apiserver, kube-controller-manager: present, skipping"
+	if have_all "$@"; then
+		log "$*: present, skipping"
 		return 0
 	fi
 	local dir="$ROOT/build-k8s-$K8S_VERSION"
@@ -163,6 +189,8 @@ build_kubernetes() {
 	fi
 	rm -f go.mod.new
 
+	# Every command either mode builds, so go.mod and go.sum are the same for both and the
+	# second mode reuses the first one's resolution and compiled packages.
 	cat >tools.go <<'EOF'
 //go:build tools
 
@@ -172,6 +200,9 @@ package tools
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubelet"
 )
 EOF
 
@@ -191,8 +222,10 @@ EOF
 		ld+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
 	done
 
-	build_into kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$ld"
-	build_into kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "$ld"
+	local c
+	for c in "$@"; do
+		build_into "$c" "k8s.io/kubernetes/cmd/$c" "$ld"
+	done
 }
 
 build_etcd() {
@@ -236,12 +269,16 @@ EOF
 }
 
 total=$SECONDS
-# etcd first: it is quick, and a partial cache is still useful for looking around.
-(build_etcd)
-(build_kubernetes)
+if [[ "$MODE" == control-plane ]]; then
+	# etcd first: it is quick, and a partial cache is still useful for looking around.
+	(build_etcd)
+	(build_kubernetes kube-apiserver kube-controller-manager)
+else
+	(build_kubernetes "${WANT[@]}")
+fi
 log "done in $((SECONDS - total))s"
 
-for b in kube-apiserver kube-controller-manager etcd; do
+for b in "${WANT[@]}"; do
 	if ! have "$b"; then
 		log "missing $OUT/$b after the build"
 		exit 1

@@ -44,6 +44,9 @@ func (c *Cluster) KubeconfigFile(t testing.TB, cfg *rest.Config) string {
 	return p
 }
 
+// KubeconfigFor is a kubeconfig for cfg, for a component started with a file of its own.
+func KubeconfigFor(cfg *rest.Config) ([]byte, error) { return kubeconfigFor(cfg) }
+
 func kubeconfigFor(cfg *rest.Config) ([]byte, error) {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["testcluster"] = &clientcmdapi.Cluster{

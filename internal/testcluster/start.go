@@ -80,6 +80,13 @@ func startIn(binDir string, opts Options) (_ *Cluster, retErr error) {
 		Out:     apiLog,
 		Err:     apiLog,
 	}
+	if len(opts.ServingIPs) > 0 {
+		ca, err := writeServingCerts(certDir, opts.ServingIPs)
+		if err != nil {
+			return nil, fmt.Errorf("testcluster: %w", err)
+		}
+		apiServer.SecureServing.CA = ca
+	}
 	for name, values := range opts.APIServerArgs {
 		apiServer.Configure().Set(name, values...)
 	}
@@ -187,6 +194,13 @@ func (c *Cluster) startControllerManager(binDir string, controllers []string) er
 	if err := os.MkdirAll(certDir, 0o700); err != nil {
 		return fmt.Errorf("testcluster: %w", err)
 	}
+	// The CA that signed the API server's certificate, which the root-ca-cert-publisher
+	// controller publishes as every namespace's kube-root-ca.crt ConfigMap (what a Pod's
+	// service-account volume projects as ca.crt).
+	rootCA := filepath.Join(c.dir, "ca.crt")
+	if err := os.WriteFile(rootCA, c.Env.ControlPlane.APIServer.SecureServing.CA, 0o600); err != nil {
+		return fmt.Errorf("testcluster: %w", err)
+	}
 	logPath := filepath.Join(c.dir, "kube-controller-manager.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -205,6 +219,7 @@ func (c *Cluster) startControllerManager(binDir string, controllers []string) er
 		"--bind-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(port),
 		"--cert-dir="+certDir,
+		"--root-ca-file="+rootCA,
 		"--v=2",
 	)
 	cmd.Stdout = logFile

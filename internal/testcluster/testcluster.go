@@ -102,6 +102,13 @@ type Options struct {
 	// CRDInstallOptions; the start waits until each is served. A missing path, or
 	// paths holding no CRD at all, fails the start.
 	CRDDirectoryPaths []string
+	// ServingIPs are extra IP addresses in the API server's serving certificate (beside
+	// 127.0.0.1 and localhost), for clients that reach it another way: a kubelet and the
+	// Pods of a node (internal/testnode) connect to the `kubernetes` Service's ClusterIP
+	// (10.0.0.1 with envtest's Service range) and to the node's gateway. With it set, the
+	// cluster's own CA signs that certificate, and the service-account signing key is
+	// written next to it (envtest makes both only when the directory holds no certificate).
+	ServingIPs []string
 }
 
 func (o Options) controllers() []string {
@@ -120,6 +127,9 @@ func (o Options) key() string {
 	}
 	if len(o.CRDDirectoryPaths) > 0 {
 		fmt.Fprintf(&b, " crds=%s", strings.Join(o.CRDDirectoryPaths, ","))
+	}
+	if len(o.ServingIPs) > 0 {
+		fmt.Fprintf(&b, " ips=%s", strings.Join(o.ServingIPs, ","))
 	}
 	names := make([]string, 0, len(o.APIServerArgs))
 	for k := range o.APIServerArgs {
