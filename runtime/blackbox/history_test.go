@@ -36,7 +36,7 @@ func TestHistoryHandoffUnderProxyBase(t *testing.T) {
 	c := testcluster.Shared(t, clusterOpts)
 	ns := c.UniqueNamespace(t)
 	edit := func(t *testing.T, in string) string {
-		const anchor = "    kubeflow:\n      route: template\n"
+		const anchor = "    kubeflow:\n      injection: template\n"
 		if strings.Count(in, anchor) != 1 {
 			t.Fatal("the kubeflow scheduled input changed: update the edit")
 		}
