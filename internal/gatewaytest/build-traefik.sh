@@ -31,36 +31,20 @@ set -euo pipefail
 
 TRAEFIK_VERSION=v3.6.12
 
-CACHE="${SPARKUI_CACHE:-$HOME/.cache/sparkui}"
-ROOT="$CACHE/traefik"
-OUT="$ROOT/$TRAEFIK_VERSION"
+# shellcheck source=../toolcache/toolcache.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../toolcache/toolcache.sh"
+toolcache_init traefik traefik "traefik/$TRAEFIK_VERSION"
 
-log() { printf '[traefik] %s\n' "$*" >&2; }
-
-mkdir -p "$OUT"
-OUT="$(cd "$OUT" && pwd)"
-ROOT="$(cd "$ROOT" && pwd)"
-
-have() { [[ -x "$OUT/traefik" && -s "$OUT/traefik" ]]; }
-
-if have; then
+if have traefik; then
 	echo "$OUT/traefik"
 	exit 0
 fi
 
-if command -v flock >/dev/null 2>&1; then
-	exec 9>"$ROOT/.build.lock"
-	if ! flock -n 9; then
-		log "another build holds $ROOT/.build.lock; waiting"
-		flock 9
-	fi
-fi
-if have; then # built by the run we waited for
+toolcache_lock
+if have traefik; then # built by the run we waited for
 	echo "$OUT/traefik"
 	exit 0
 fi
-
-rm -f "$OUT"/.*.tmp.*
 
 export GOWORK=off GO111MODULE=on CGO_ENABLED=0
 export GOFLAGS="-mod=mod -buildvcs=false"

@@ -23,31 +23,17 @@ set -euo pipefail
 
 REGISTRY_VERSION=v3.1.2
 
-CACHE="${SPARKUI_CACHE:-$HOME/.cache/sparkui}"
-ROOT="$CACHE/registry"
-OUT="$ROOT/$REGISTRY_VERSION"
+# shellcheck source=../toolcache/toolcache.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../toolcache/toolcache.sh"
+toolcache_init registry registry "registry/$REGISTRY_VERSION"
 
-log() { printf '[registry] %s\n' "$*" >&2; }
-
-mkdir -p "$OUT"
-OUT="$(cd "$OUT" && pwd)"
-ROOT="$(cd "$ROOT" && pwd)"
-
-have() { [[ -x "$OUT/registry" && -s "$OUT/registry" ]]; }
-
-if have; then
+if have registry; then
 	echo "$OUT/registry"
 	exit 0
 fi
 
-if command -v flock >/dev/null 2>&1; then
-	exec 9>"$ROOT/.build.lock"
-	if ! flock -n 9; then
-		log "another build holds $ROOT/.build.lock; waiting"
-		flock 9
-	fi
-fi
-if have; then # built by the run we waited for
+toolcache_lock
+if have registry; then # built by the run we waited for
 	echo "$OUT/registry"
 	exit 0
 fi

@@ -43,42 +43,17 @@ node) WANT=(kubelet kube-scheduler kube-proxy) ;;
 	;;
 esac
 
-CACHE="${SPARKUI_CACHE:-$HOME/.cache/sparkui}"
 # ROOT holds the scratch modules and the lock for both modes; OUT the binaries of this one.
-ROOT="$CACHE/control-plane"
-OUT="$CACHE/$MODE/$K8S_VERSION"
-
-log() { printf '[%s] %s\n' "$MODE" "$*" >&2; }
-
-mkdir -p "$OUT" "$ROOT"
-OUT="$(cd "$OUT" && pwd)"
-ROOT="$(cd "$ROOT" && pwd)"
-
-have() { [[ -x "$OUT/$1" && -s "$OUT/$1" ]]; }
-
-have_all() {
-	local b
-	for b in "$@"; do
-		have "$b" || return 1
-	done
-}
+# shellcheck source=../toolcache/toolcache.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../toolcache/toolcache.sh"
+toolcache_init "$MODE" control-plane "$MODE/$K8S_VERSION"
 
 if have_all "${WANT[@]}"; then
 	echo "$OUT"
 	exit 0
 fi
 
-# Serialise concurrent runs (e.g. `make -j` and a test run started by hand).
-if command -v flock >/dev/null 2>&1; then
-	exec 9>"$ROOT/.build.lock"
-	if ! flock -n 9; then
-		log "another build holds $ROOT/.build.lock; waiting"
-		flock 9
-	fi
-fi
-
-# Leftovers of an interrupted build (we hold the lock, so none is in progress).
-rm -f "$OUT"/.*.tmp.*
+toolcache_lock
 
 # The scratch modules are self-contained: no workspace, no vendor dir, module
 # mode, no VCS stamping, static binaries.
