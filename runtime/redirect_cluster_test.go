@@ -83,6 +83,41 @@ func installRedirectorRBAC(t *testing.T, c *testcluster.Cluster, ns string) stri
 	return c.KubeconfigFile(t, c.ServiceAccountConfig(t, ns, sa.Name))
 }
 
+// redirectorUnderTest is the built redirector started against the test cluster.
+type redirectorUnderTest struct {
+	*proc
+	port int    // the redirect port (the handed-off Services' targetPort)
+	base string // http://127.0.0.1:<port>
+}
+
+// startRedirector runs the built redirector with the example's RBAC in ns and ownURL as its
+// History Server URL, and waits until it is ready.
+func startRedirector(t *testing.T, c *testcluster.Cluster, ns, ownURL string) redirectorUnderTest {
+	t.Helper()
+	port, health := freePort(t), freePort(t)
+	p := startProc(t, []string{"KUBECONFIG=" + installRedirectorRBAC(t, c, ns), "POD_NAMESPACE=" + ns, "SPARKUI_HISTORY_URL=" + ownURL},
+		RedirectCommand, fmt.Sprintf("--redirector-port=%d", port), fmt.Sprintf("--health-port=%d", health))
+	testcluster.WaitFor(t, 20*time.Second, "the redirector to be ready", func() (bool, string) {
+		code, _, body, err := get(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", health), "x", nil)
+		return err == nil && code == 200, fmt.Sprint(code, body, err, p.out.String())
+	})
+	return redirectorUnderTest{proc: p, port: port, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+}
+
+// startHandoffRuntime runs the built runtime for pod's application under hostNetwork, as the
+// ServiceAccount "spark", with a hand-off to redirectorPort configured. The History Server
+// URL it writes (https://shs.example.com) is not the redirector's: redirects must not use it.
+func startHandoffRuntime(t *testing.T, c *testcluster.Cluster, ns string, pod *corev1.Pod, svc, appID string, redirectorPort int) *proc {
+	t.Helper()
+	args := append(sidecar.Config{Service: svc, AppID: appID, MaxRetries: 16, HostNetwork: true}.Args(),
+		"--socket=", "--install=", "--state-file=", "--termination-log="+t.TempDir()+"/termination-log")
+	env := []string{"KUBECONFIG=" + c.KubeconfigFile(t, c.ServiceAccountConfig(t, ns, "spark")), "POD_NAME=" + pod.Name, "POD_NAMESPACE=" + ns, "POD_UID=" + string(pod.UID)}
+	for _, e := range (sidecar.History{URL: "https://shs.example.com", RedirectorPort: redirectorPort}).Env() {
+		env = append(env, e[0]+"="+e[1])
+	}
+	return startProc(t, env, args...)
+}
+
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -133,17 +168,11 @@ func TestRedirectorBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	port, health := freePort(t), freePort(t)
 	// The redirector's own History Server URL, not the one the runtime writes: the redirect
 	// goes to the redirector's.
 	const ownURL = "https://history.example.org/shs"
-	redirector := startProc(t, []string{"KUBECONFIG=" + installRedirectorRBAC(t, c, ns), "POD_NAMESPACE=" + ns, "SPARKUI_HISTORY_URL=" + ownURL},
-		RedirectCommand, fmt.Sprintf("--redirector-port=%d", port), fmt.Sprintf("--health-port=%d", health))
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	testcluster.WaitFor(t, 20*time.Second, "the redirector to be ready", func() (bool, string) {
-		code, _, body, err := get(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", health), "x", nil)
-		return err == nil && code == 200, fmt.Sprint(code, body, err, redirector.out.String())
-	})
+	redirector := startRedirector(t, c, ns, ownURL)
+	port, base := redirector.port, redirector.base
 	if code, loc, body, err := get(t, base+"/apps/wordcount/jobs/", "spark.example.com", nil); err != nil || code != 404 || loc != "" {
 		t.Fatalf("before the hand-off: %d %q %q %v", code, loc, body, err)
 	}
@@ -153,14 +182,7 @@ func TestRedirectorBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ui.Close()
-	dir := t.TempDir()
-	args := append(sidecar.Config{Service: svc, AppID: appID, MaxRetries: 16, HostNetwork: true}.Args(),
-		"--socket=", "--install=", "--state-file=", "--termination-log="+dir+"/termination-log")
-	env := []string{"KUBECONFIG=" + c.KubeconfigFile(t, c.ServiceAccountConfig(t, ns, "spark")), "POD_NAME=" + pod.Name, "POD_NAMESPACE=" + ns, "POD_UID=" + string(pod.UID)}
-	for _, e := range (sidecar.History{URL: "https://shs.example.com", RedirectorPort: port}).Env() {
-		env = append(env, e[0]+"="+e[1])
-	}
-	rt := startProc(t, env, args...)
+	rt := startHandoffRuntime(t, c, ns, pod, svc, appID, port)
 	testcluster.WaitFor(t, 20*time.Second, "the bind", func() (bool, string) {
 		sel, _ := selector(t, c, ns, svc)
 		return sel["spark-app-selector"] == appID, fmt.Sprint(sel)

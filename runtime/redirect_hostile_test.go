@@ -67,14 +67,8 @@ func TestRedirectorHostileApp(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	port, health := freePort(t), freePort(t)
-	redirector := startProc(t, []string{"KUBECONFIG=" + installRedirectorRBAC(t, c, ns), "POD_NAMESPACE=" + ns, "SPARKUI_HISTORY_URL=" + ownURL},
-		RedirectCommand, fmt.Sprintf("--redirector-port=%d", port), fmt.Sprintf("--health-port=%d", health))
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	testcluster.WaitFor(t, 20*time.Second, "the redirector to be ready", func() (bool, string) {
-		code, _, body, err := get(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", health), "x", nil)
-		return err == nil && code == 200, fmt.Sprint(code, body, err, redirector.out.String())
-	})
+	redirector := startRedirector(t, c, ns, ownURL)
+	port, base := redirector.port, redirector.base
 
 	// The victim's run: bound by the built runtime, handed off at SIGTERM.
 	ui, err := fakespark.Start(fakespark.Options{AppID: victimID, PodName: pod.Name, Namespace: ns, State: fakespark.Ready})
@@ -82,14 +76,7 @@ func TestRedirectorHostileApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ui.Close()
-	dir := t.TempDir()
-	args := append(sidecar.Config{Service: victimSvc, AppID: victimID, MaxRetries: 16, HostNetwork: true}.Args(),
-		"--socket=", "--install=", "--state-file=", "--termination-log="+dir+"/termination-log")
-	env := []string{"KUBECONFIG=" + c.KubeconfigFile(t, c.ServiceAccountConfig(t, ns, "spark")), "POD_NAME=" + pod.Name, "POD_NAMESPACE=" + ns, "POD_UID=" + string(pod.UID)}
-	for _, e := range (sidecar.History{URL: "https://shs.example.com", RedirectorPort: port}).Env() {
-		env = append(env, e[0]+"="+e[1])
-	}
-	rt := startProc(t, env, args...)
+	rt := startHandoffRuntime(t, c, ns, pod, victimSvc, victimID, port)
 	testcluster.WaitFor(t, 20*time.Second, "the bind", func() (bool, string) {
 		sel, _ := selector(t, c, ns, victimSvc)
 		return sel[names.LabelAppSelector] == victimID, fmt.Sprint(sel)
