@@ -22,6 +22,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 const (
@@ -102,24 +104,17 @@ func TakeFlags(args []string, l Limits) ([]string, Limits, error) {
 	return out, l, nil
 }
 
-var units = []struct {
-	suffix string
-	mult   int64
-}{{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"", 1}}
-
-// ParseBytes reads a byte count: an integer, optionally with a unit as in Kubernetes
-// quantities (Ki, Mi, Gi; k, M, G). 0 is no limit.
+// ParseBytes reads a byte count as a Kubernetes quantity (apimachinery's resource.Quantity:
+// 33554432, 32Mi, 1Gi, 5k, 3M), a whole non-negative number of bytes. 0 is no limit.
 func ParseBytes(s string) (int64, error) {
-	for _, u := range units {
-		num, ok := strings.CutSuffix(s, u.suffix)
-		if !ok {
-			continue
+	// ParseQuantity takes a bare suffix ("Mi") for 0, which here would lift the limit.
+	q, err := resource.ParseQuantity(s)
+	if err == nil && s[0] >= '0' && s[0] <= '9' {
+		// Value rounds up and saturates on overflow: only a whole number of bytes below 2^62 that
+		// it holds exactly counts.
+		if n := q.Value(); n >= 0 && n < 1<<62 && resource.NewQuantity(n, q.Format).Cmp(q) == 0 {
+			return n, nil
 		}
-		n, err := strconv.ParseInt(num, 10, 64)
-		if err != nil || n < 0 || n > (1<<62)/u.mult {
-			break
-		}
-		return n * u.mult, nil
 	}
 	return 0, errors.New("want a number of bytes, e.g. 33554432, 32Mi or 1Gi (0: no limit)")
 }
@@ -164,18 +159,8 @@ func TooManyApplications(n, limit int) error {
 		n, limit, why, AppsFlag, AppsEnv)
 }
 
-// Human writes n in the largest binary unit that divides it, as ParseBytes reads it.
-func Human(n int64) string {
-	for _, u := range []struct {
-		s string
-		m int64
-	}{{"Gi", 1 << 30}, {"Mi", 1 << 20}, {"Ki", 1 << 10}} {
-		if n >= u.m && n%u.m == 0 {
-			return strconv.FormatInt(n/u.m, 10) + u.s
-		}
-	}
-	return strconv.FormatInt(n, 10)
-}
+// Human writes n as ParseBytes reads it: in the largest binary unit that divides it.
+func Human(n int64) string { return resource.NewQuantity(n, resource.BinarySI).String() }
 
 // Budget is what is left of Limits.Bytes for the run: every reader of one run draws on it.
 type Budget struct {

@@ -8,12 +8,20 @@ import (
 )
 
 func TestParseBytes(t *testing.T) {
-	for in, want := range map[string]int64{"0": 0, "1024": 1024, "1Ki": 1024, "16Mi": 16 << 20, "2Gi": 2 << 30, "5k": 5000, "3M": 3e6} {
+	for _, n := range []int64{0, 1000, 1536, 16 << 20, 2 << 30} {
+		if got, err := ParseBytes(Human(n)); err != nil || got != n {
+			t.Errorf("ParseBytes(Human(%d)) = ParseBytes(%q) = %d, %v", n, Human(n), got, err)
+		}
+	}
+	if h := Human(16 << 20); h != "16Mi" {
+		t.Errorf("Human(16Mi) = %q", h)
+	}
+	for in, want := range map[string]int64{"0": 0, "1024": 1024, "1Ki": 1024, "16Mi": 16 << 20, "2Gi": 2 << 30, "5k": 5000, "3M": 3e6, "1.5Mi": 3 << 19} {
 		if got, err := ParseBytes(in); err != nil || got != want {
 			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "-1", "1.5Mi", "Mi", "10MB", "99999999999Gi", " 10"} {
+	for _, in := range []string{"", "-1", "0.5", "Mi", "10MB", "99999999999Gi", " 10", "1K"} {
 		if got, err := ParseBytes(in); err == nil {
 			t.Errorf("ParseBytes(%q) = %d, want an error", in, got)
 		}
