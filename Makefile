@@ -8,7 +8,12 @@ KUSTOMIZE := $(CACHE)/bin/kustomize-$(KUSTOMIZE_VERSION)
 export SPARKUI_KUSTOMIZE := $(KUSTOMIZE)
 LDFLAGS := -s -w -X github.com/sparkui/sparkui/internal/version.Version=$(VERSION)
 GO_BUILD := CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)'
-FUZZTIME ?= 10s
+# Each fuzzer runs for a count of executions (about 10 s each on a quiet 2-core machine), not a
+# duration: go1.26's fuzz coordinator can report "context deadline exceeded" as a failure when a
+# duration's deadline races a busy worker (golang/go#75804, fixed in Go 1.27), with no input
+# found. FUZZTIME=<duration or Nx> runs every fuzzer for that instead.
+FUZZTIME ?=
+fuzztime = $(or $(FUZZTIME),$(1))
 
 REPO ?= ghcr.io/sparkui
 PLATFORMS ?= linux/amd64 linux/arm64
@@ -101,11 +106,11 @@ unit:
 # -fuzzminimizetime=1x: minimising each new input against the large seed fixtures would take
 # most of a short run.
 fuzz:
-	go test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./internal/sparkconf
-	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
-	go test -run='^$$' -fuzz='^FuzzValidate$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
-	go test -run='^$$' -fuzz='^FuzzWriteWrapped$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
-	go test -run='^$$' -fuzz='^FuzzEncodeItems$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=1x ./fn
+	go test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(call fuzztime,300000x) ./internal/sparkconf
+	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(call fuzztime,2000x) -fuzzminimizetime=1x ./fn
+	go test -run='^$$' -fuzz='^FuzzValidate$$' -fuzztime=$(call fuzztime,800x) -fuzzminimizetime=1x ./fn
+	go test -run='^$$' -fuzz='^FuzzWriteWrapped$$' -fuzztime=$(call fuzztime,10000x) -fuzzminimizetime=1x ./fn
+	go test -run='^$$' -fuzz='^FuzzEncodeItems$$' -fuzztime=$(call fuzztime,15000x) -fuzzminimizetime=1x ./fn
 
 test: build tools fmt-check vet lint unit fuzz
 
