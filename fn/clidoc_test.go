@@ -17,7 +17,7 @@ import (
 // function and validate; UPDATE_GOLDEN=1 (make generate) rewrites it.
 func TestCLIDoc(t *testing.T) {
 	var doc strings.Builder
-	for _, args := range [][]string{{"--help"}, {"validate", "--help"}, {"policy", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"validate", "--help"}, {"policy", "--help"}, {"helm-postrenderer", "--help"}} {
 		var stdout, stderr bytes.Buffer
 		if code := run(args, nil, &stdout, &stderr); code != 0 || stderr.Len() != 0 {
 			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr.String())
@@ -52,6 +52,7 @@ func TestCLIStyle(t *testing.T) {
 		{nil, 1, []string{"Usage:\n  sparkui-fn < resource-list.yaml", "  sparkui-fn CONFIG.yaml FILE...", "Examples:\n", "Exit status:\n  0  ", "\n  1  "}},
 		{[]string{"validate"}, 2, []string{"Usage:\n  sparkui-fn validate [FILE|DIR|-]...", "  -o, --output FORMAT", "Examples:\n", "Exit status:\n  0  ", "\n  1  ", "\n  2  "}},
 		{[]string{"policy"}, 2, []string{"Usage:\n  sparkui-fn policy", "Examples:\n", "Exit status:\n  0  ", "\n  1  ", "\n  2  "}},
+		{[]string{"helm-postrenderer"}, 2, []string{"Usage:\n  sparkui-fn helm-postrenderer [CONFIG.yaml]", "Examples:\n", "Exit status:\n  0  ", "\n  1  ", "\n  2  "}},
 	} {
 		var helps []string
 		for _, h := range []string{"-h", "--help"} {

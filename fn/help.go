@@ -17,6 +17,7 @@ var rootHelp = cli.Command{
 		"sparkui-fn CONFIG.yaml FILE...         plain YAML out; CONFIG.yaml is the functionConfig",
 		"sparkui-fn validate [FILE|DIR|-]...    check plain YAML, change nothing (sparkui-fn validate --help)",
 		"sparkui-fn policy                      admission policies for a cluster (sparkui-fn policy --help)",
+		"sparkui-fn helm-postrenderer [CONFIG]  the Helm 4 post-renderer plugin's command (sparkui-fn helm-postrenderer --help)",
 		"sparkui-fn version",
 	},
 	Long: `The functionConfig is a sparkui.dev/v1alpha1 SparkUIService or a v1 ConfigMap
@@ -28,6 +29,7 @@ written (docs/configuration.md, Input limits).`,
 	Commands: []cli.Sub{
 		{Name: "validate", Short: "check plain YAML with sparkui's rules (text, json, sarif or junit report)"},
 		{Name: "policy", Short: "print ValidatingAdmissionPolicies that enforce the single-object rules at admission"},
+		{Name: "helm-postrenderer", Short: "the Helm 4 post-renderer: rendered manifests in, the function's output out (deploy/helm-plugin)"},
 		{Name: "version", Short: "print the version"},
 	},
 	Examples: []string{

@@ -59,6 +59,9 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	budget := inputlimit.NewBudget(lim.Bytes)
 	opts := function.Options{MaxApplications: lim.Applications}
+	if len(args) > 0 && args[0] == helmPostRenderer {
+		return runHelmPostRenderer(args[1:], stdin, budget, opts, stdout, stderr)
+	}
 	if len(args) == 0 && stdin != nil {
 		data, err := budget.ReadAll("standard input", stdin)
 		if err != nil {
