@@ -18,7 +18,7 @@ fuzztime = $(or $(FUZZTIME),$(1))
 REPO ?= ghcr.io/sparkui
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane fmt-check vet lint clean image image-tar
+.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane helm helm-plugin fmt-check vet lint clean image image-tar
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
@@ -31,7 +31,9 @@ help:
 	@echo "make bench          benchmarks (compare runs with benchstat)"
 	@echo "make bench-start    process start: the built binary on one application vs a no-op kyaml function"
 	@echo "make bench-rss      peak memory: the built binary on 1,000 and 5,000 kubeflow applications vs a no-op kyaml function"
-	@echo "make tools          build the kustomize CLI, the control plane, the node (kubelet, kube-scheduler, kube-proxy), Traefik, the distribution registry and crane into $(CACHE)"
+	@echo "make tools          build the kustomize CLI, the control plane, the node (kubelet, kube-scheduler, kube-proxy), Traefik, the distribution registry, crane and helm into $(CACHE)"
+	@echo "make helm           the Helm 4 CLI (helm.sh/helm/v4) into $(CACHE)/helm: the deploy/helm-plugin tests and docs/deploy-helm.md run it"
+	@echo "make helm-plugin    the sparkui Helm post-renderer plugin, one helm plugin package per platform (bin/helm-plugin; docs/deploy-helm.md)"
 	@echo "make image-tar      both images as multi-platform OCI layout tarballs, no container engine needed (bin/*.oci.tar; docs/images.md)"
 	@echo "make image          both images with docker buildx (needs a Docker engine)"
 
@@ -78,7 +80,19 @@ $(CRANE):
 	mv $(CACHE)/bin/.tmp-crane/crane $(CRANE)
 	rmdir $(CACHE)/bin/.tmp-crane
 
-tools: kustomize control-plane node traefik registry crane
+# The Helm 4 CLI, built from its Go module in a scratch module (it requires other k8s.io/*
+# versions than the project's): the real client of deploy/helm-plugin's tests and of
+# docs/deploy-helm.md's commands.
+helm:
+	bash internal/helmtest/build-helm.sh
+
+# The sparkui Helm post-renderer plugin, packaged by the real `helm plugin package` once per
+# platform into bin/helm-plugin/<os>-<arch>/sparkui-$(VERSION).tgz; SIGN_KEY (and KEYRING,
+# PASSPHRASE_FILE) signs them (deploy/helm-plugin/package.sh).
+helm-plugin: helm
+	HELM=$$(bash internal/helmtest/build-helm.sh) VERSION=$(VERSION) bash deploy/helm-plugin/package.sh
+
+tools: kustomize control-plane node traefik registry crane helm
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -129,12 +143,14 @@ generate:
 
 # docs/rules.md, then every golden the repository has, each rewritten by its own test's switch.
 # The examples' expected.yaml and pre-merge-ci text/SARIF come from the built binary and the
-# kustomize and kpt CLIs (make kustomize; kpt on PATH).
-update-golden: kustomize generate
+# kustomize and kpt CLIs (make kustomize; kpt on PATH); deploy/helm-plugin's expected.yaml from
+# the real helm (make helm).
+update-golden: kustomize helm generate
 	UPDATE_GOLDEN=1 go test -count=1 -run '^TestGolden$$' ./fn
 	UPDATE_GOLDEN=1 go test -count=1 -run '^TestRuleFixtures$$' ./validate
 	UPDATE_GOLDEN=1 go test -count=1 ./validate/report
 	go test -count=1 -run '^TestExamples$$' ./examples -update
+	UPDATE_GOLDEN=1 go test -count=1 -run '^TestHelmTemplate$$' ./deploy/helm-plugin
 
 BENCHSTAT := $(CACHE)/bin/benchstat
 $(BENCHSTAT):
