@@ -193,7 +193,7 @@ func TestHelmTemplate(t *testing.T) {
 		}
 	}
 	for key, path := range map[string][]string{
-		"sparkoperator.k8s.io/v1beta2/SparkApplication/spark-jobs/spark-jobs-pi":                   {"spec", "driver", "template", "spec", "initContainers"},
+		"sparkoperator.k8s.io/v1beta2/SparkApplication/spark-jobs/spark-jobs-pi":                  {"spec", "driver", "template", "spec", "initContainers"},
 		"sparkoperator.k8s.io/v1beta2/ScheduledSparkApplication/spark-jobs/spark-jobs-nightly-pi": {"spec", "template", "driver", "template", "spec", "initContainers"},
 	} {
 		inits, _ := dig(gotObjs[key], path...).([]any)
