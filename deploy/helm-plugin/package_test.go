@@ -133,7 +133,7 @@ func TestPackage(t *testing.T) {
 	host := filepath.Join(out, runtime.GOOS+"-"+runtime.GOARCH, "sparkui-"+v+".tgz")
 	h := helmtest.NewHome(t)
 	r := h.Run("", nil, "plugin", "install", host)
-	if r.Err == nil || !strings.Contains(r.Stderr, "prov") {
+	if r.Err == nil || !strings.Contains(r.Stderr, "plugin verification failed: no provenance file (.prov) found") {
 		t.Errorf("an unsigned tarball installed with verification on: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}
 	h.MustRun(t, "", nil, "plugin", "install", host, "--verify=false")
@@ -216,7 +216,7 @@ func TestPackageSigned(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := helmtest.NewHome(t).Run("", nil, "plugin", "install", tgz, "--keyring", pubring)
-	if r.Err == nil {
-		t.Errorf("a tarball changed after signing installed:\n%s", r.Stdout)
+	if r.Err == nil || !strings.Contains(r.Stderr, "plugin verification failed: sha256 sum does not match for sparkui-"+version(t)+".tgz") {
+		t.Errorf("a tarball changed after signing: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}
 }
