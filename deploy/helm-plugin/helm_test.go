@@ -257,7 +257,8 @@ var (
 // `helm install --dry-run=server` with the plugin succeeds and shows the UI Service, its Role
 // and the sidecar; the real install is accepted by the API server (Helm 4 applies server-side
 // with strict field validation), and a `helm upgrade` with the same chart and config changes
-// none of the objects (their resourceVersions stay).
+// none of the objects (their resourceVersions stay); one without the post-renderer removes
+// what sparkui added.
 func TestHelmInstall(t *testing.T) {
 	h := installed(t)
 	c := testcluster.Shared(t, testcluster.Options{CRDDirectoryPaths: []string{"../../testdata/assets/crds"}})
@@ -333,5 +334,19 @@ func TestHelmInstall(t *testing.T) {
 	after := map[string]string{"svc": svc2.ResourceVersion, "role": role2.ResourceVersion, "app": app2.GetResourceVersion(), "sched": sched2.GetResourceVersion()}
 	if d := cmp.Diff(before, after); d != "" {
 		t.Errorf("helm upgrade with the same chart changed objects (resourceVersions, -install +upgrade):\n%s", d)
+	}
+
+	// Helm keeps no post-renderer in the release: an upgrade without one removes what sparkui
+	// added, as docs/deploy-helm.md warns.
+	h.MustRun(t, "", env, "upgrade", release, chart, "--namespace", ns, "--wait=false")
+	if _, err := c.Client.CoreV1().Services(ns).Get(ctx, "spark-jobs-pi-sparkui-ui-svc", metav1.GetOptions{}); err == nil {
+		t.Error("the UI Service survived an upgrade without the post-renderer")
+	}
+	app3, err := c.Dynamic.Resource(sparkApps).Namespace(ns).Get(ctx, "spark-jobs-pi", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(app3.Object, "spec", "driver", "template"); found {
+		t.Error("the driver template (sparkui's sidecar) survived an upgrade without the post-renderer")
 	}
 }
