@@ -13,8 +13,10 @@ package blackbox
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sparkui/sparkui/internal/argocdcmp"
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
@@ -299,4 +302,100 @@ func runtimeFieldsOf(s *corev1.Service) runtimeFields {
 		f.owner += o.Kind + "/" + o.Name + "/" + string(o.UID)
 	}
 	return f
+}
+
+// TestArgoCDPluginSync: sparkui's config management plugin end to end, but for the gRPC hop
+// between the repo server and argocd-cmp-server (which cannot be built here): the plugin's
+// generate runs as the cmp-server runs it (internal/argocdcmp) on cmp/testdata's repository,
+// with the Application's namespace written into the kustomization as a user would; its output
+// is cmp/testdata/expected.yaml in that namespace; Argo CD's engine syncs it (the default
+// client-side sync and ServerSideApply=true, one Application each) and then reports the
+// Application Synced.
+func TestArgoCDPluginSync(t *testing.T) {
+	c := testcluster.Shared(t, clusterOpts)
+	bin := filepath.Dir(fnBin) // holds sparkui-fn, which sparkui-cmp runs from PATH
+	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(bin, "sparkui-cmp"), "../../cmp")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building cmp: %v\n%s", err, out)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	plugin, err := argocdcmp.Read("../../cmp/plugin.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile("../../cmp/testdata/expected.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ssa := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ServerSideApply=%t", ssa), func(t *testing.T) {
+			ns := c.UniqueNamespace(t)
+			repo := t.TempDir()
+			copyDir(t, "../../cmp/testdata/repo", repo)
+			app := filepath.Join(repo, "apps", "wordcount")
+			k, err := os.ReadFile(filepath.Join(app, "kustomization.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(app, "kustomization.yaml"), bytes.Replace(k, []byte("namespace: spark-jobs"), []byte("namespace: "+ns), 1), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			env := argocdcmp.App{Name: "wordcount", Namespace: ns, Project: "default", Revision: "3f2a9c1e5b7d4f6a8c0e2b4d6f8a0c2e4b6d8f0a",
+				RepoURL: "https://git.example.com/data/spark-apps.git", Path: "apps/wordcount", TargetRevision: "main",
+				KubeVersion: "1.37.2", APIVersions: []string{"v1"}}.Env()
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			if ok, err := plugin.Discover(ctx, app, env); !ok || err != nil {
+				t.Fatalf("the plugin does not claim apps/wordcount: %v", err)
+			}
+			manifests, stderr, err := plugin.Generate(ctx, app, env)
+			if err != nil {
+				t.Fatalf("generate: %v\n%s", err, stderr)
+			}
+			stream := strings.Join(manifests, "---\n")
+			if want := strings.ReplaceAll(string(golden), "spark-jobs", ns); stream != want {
+				t.Fatalf("generated manifests differ from cmp/testdata/expected.yaml in namespace %s:\n%s", ns, stream)
+			}
+			flags := argocdFlags(ssa)
+			r := argocd(t, c, "sync", "wordcount", ns, []byte(stream), flags...)
+			if r.Phase != "Succeeded" || len(r.Results) != 5 {
+				t.Fatalf("sync: %+v", r)
+			}
+			for _, res := range r.Results {
+				if res.Status != "Synced" {
+					t.Errorf("%s/%s: %s %s", res.Kind, res.Name, res.Status, res.Message)
+				}
+			}
+			for _, f := range [][]string{flags, append(flags, "--server-side-diff")} {
+				if d := argocd(t, c, "compare", "wordcount", ns, []byte(stream), f...).outOfSync(); d != "" {
+					t.Errorf("after the sync (%v) the Application is OutOfSync:\n%s", f, d)
+				}
+			}
+			if got := service(t, c, ns, "wordcount-ui-svc"); len(got.selector) != 0 || got.targetPort != "4040" {
+				t.Errorf("the UI Service as synced: %s, want no selector and targetPort defaulted to the port", got)
+			}
+		})
+	}
+}
+
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
