@@ -18,7 +18,7 @@ fuzztime = $(or $(FUZZTIME),$(1))
 REPO ?= ghcr.io/sparkui
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane helm helm-plugin fmt-check vet lint clean image image-tar
+.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane helm helm-plugin fmt-check vet lint clean image image-tar cmp-image-tar
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
@@ -35,11 +35,13 @@ help:
 	@echo "make helm           the Helm 4 CLI (helm.sh/helm/v4) into $(CACHE)/helm: the deploy/helm-plugin tests and docs/deploy-helm.md run it"
 	@echo "make helm-plugin    the sparkui Helm post-renderer plugin, one helm plugin package per platform (bin/helm-plugin; docs/deploy-helm.md)"
 	@echo "make image-tar      both images as multi-platform OCI layout tarballs, no container engine needed (bin/*.oci.tar; docs/images.md)"
+	@echo "make cmp-image-tar  the Argo CD plugin sidecar image (sparkui-fn, sparkui-cmp, plugin.yaml) as an OCI layout tarball (docs/deploy-argocd.md)"
 	@echo "make image          both images with docker buildx (needs a Docker engine)"
 
 build:
 	$(GO_BUILD) -o bin/sparkui-fn ./fn
 	$(GO_BUILD) -o bin/sparkui-runtime ./runtime
+	$(GO_BUILD) -o bin/sparkui-cmp ./cmp
 
 example: build
 	bin/sparkui-fn examples/spark-submit/fn-config.yaml examples/spark-submit/manifests.yaml
@@ -199,6 +201,18 @@ image-tar:
 	  go run ./internal/ociimage/cmd/image-tar -name $$b -ref $(REPO)/$$b:$(VERSION) -version $(VERSION) \
 	    -revision '$(REVISION)' -out $(IMAGE_OUT)/$$b.oci.tar $$args; \
 	done
+
+# The Argo CD plugin sidecar (docs/deploy-argocd.md): sparkui-fn, sparkui-cmp and cmp/plugin.yaml
+# at /home/argocd/cmp-server/config/plugin.yaml, one multi-platform OCI layout tarball.
+cmp-image-tar:
+	@set -e; args=""; for p in $(PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; \
+	  GOOS=$$os GOARCH=$$arch $(GO_BUILD) -o $(IMAGE_OUT)/$$os-$$arch/sparkui-fn ./fn; \
+	  GOOS=$$os GOARCH=$$arch $(GO_BUILD) -o $(IMAGE_OUT)/$$os-$$arch/sparkui-cmp ./cmp; \
+	  args="$$args $$p=$(IMAGE_OUT)/$$os-$$arch"; \
+	done; \
+	go run ./internal/ociimage/cmd/cmp-image-tar -ref $(REPO)/sparkui-argocd-cmp:$(VERSION) -version $(VERSION) \
+	  -revision '$(REVISION)' -plugin cmp/plugin.yaml -out $(IMAGE_OUT)/sparkui-argocd-cmp.oci.tar $$args
 
 image:
 	docker buildx build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target fn -t $(REPO)/sparkui-fn:$(VERSION) .

@@ -10,13 +10,7 @@ package blackbox
 // ApplyAllStaged with its selectors and cleanup; drift is the apply's own change set and the
 // manager's Diff as `flux diff kustomization` calls it (fluxcd/flux2 internal/build/diff.go).
 //
-// Argo CD's module (gitops-engine) does not build here (docs/gitops.md says why), so its two
-// sync paths are reproduced with what they run: gitops-engine's pkg/utils/kube/resource_ops.go
-// drives kubectl's apply code (k8s.io/kubectl/pkg/cmd/apply), client-side by default and with
-// ForceConflicts under ServerSideApply=true, and argo-cd's controller/sync.go passes the field
-// manager common.ArgoCDSSAManager ("argocd-controller") to both. The machine's kubectl runs
-// that same code. Its drift is what `kubectl diff` (a server-side dry run of the same apply)
-// shows.
+// Argo CD runs for real too, as its engine: argocd_test.go.
 
 import (
 	"bytes"

@@ -8,8 +8,8 @@
 // built sparkui-runtime binds the UI Service as the driver's ServiceAccount under the Role the
 // function emits, with the args of the sidecar the function emits, and the SAME output is then
 // applied again the ways pipelines do (gitops_test.go): `kubectl apply` client-side (CI) and
-// server-side, Argo CD's two sync paths (kubectl's apply code as field manager
-// argocd-controller: client-side, and server-side with forced conflicts) and Flux's
+// server-side, Argo CD's two sync paths (its engine, gitops-engine, as argocd_test.go drives it:
+// the default client-side sync and ServerSideApply=true) and Flux's
 // kustomize-controller (github.com/fluxcd/pkg/ssa, with and without spec.force). The bind,
 // and after a withdrawal the withdrawal, must survive each of them: targetPort, selector and
 // the EndpointSlice stay as the runtime set them, and no applier's drift detection reports
@@ -298,8 +298,8 @@ func holdEndpoints(t *testing.T, c *testcluster.Cluster, ns, svc string, want []
 var appliers = []applier{
 	kubectlApplier("client-side", "kubectl-client-side-apply"),
 	kubectlApplier("server-side", "ssa-pipeline", "--server-side", "--field-manager=ssa-pipeline"),
-	kubectlApplier("argocd-client-side", "argocd-controller", "--field-manager=argocd-controller"),
-	kubectlApplier("argocd-server-side", "argocd-controller", "--server-side", "--force-conflicts", "--field-manager=argocd-controller"),
+	argocdApplier("argocd-client-side", false),
+	argocdApplier("argocd-server-side", true),
 	fluxApplier("flux", false),
 	fluxApplier("flux-force", true),
 }
