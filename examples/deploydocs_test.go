@@ -62,3 +62,71 @@ func runScript(t *testing.T, dir, tools, script string, env ...string) string {
 	}
 	return string(out)
 }
+
+// deployWorkspace copies example (under examples/) to dir inside a new workspace, with the
+// built sparkui-fn at bin/sparkui-fn there (where the examples' exec paths, ../../bin, point
+// from a directory two levels down) and the other tools beside it; it returns the workspace
+// and its bin directory.
+func deployWorkspace(t *testing.T, example, dir string, tools map[string]string) (string, string) {
+	t.Helper()
+	ws := t.TempDir()
+	if err := os.CopyFS(filepath.Join(ws, dir), os.DirFS(filepath.Join(root, "examples", example))); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(ws, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tools["sparkui-fn"] = filepath.Join(root, "bin", "sparkui-fn")
+	for name, path := range tools {
+		if err := os.Symlink(path, filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ws, bin
+}
+
+// sameAsExpected: the block's rendered.yaml is the example's expected.yaml, byte for byte.
+func sameAsExpected(t *testing.T, ws, example string) {
+	t.Helper()
+	got, err := os.ReadFile(filepath.Join(ws, "rendered.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(root, "examples", example, "expected.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("rendered.yaml differs from examples/%s/expected.yaml:\n%s", example, got)
+	}
+}
+
+// TestDeployKustomize runs docs/deploy-kustomize.md's block on examples/kustomize as
+// overlays/prod with kustomize v5.8.1.
+func TestDeployKustomize(t *testing.T) {
+	ws, bin := deployWorkspace(t, "kustomize", filepath.Join("overlays", "prod"), map[string]string{"kustomize": kustomizeBin(t)})
+	runScript(t, ws, bin, docBlock(t, "docs/deploy-kustomize.md", "TestDeployKustomize"))
+	sameAsExpected(t, ws, "kustomize")
+}
+
+// TestDeployKpt runs docs/deploy-kpt.md's block on examples/kpt-imperative as spark-pkg with
+// the real kpt; the package is left as it was.
+func TestDeployKpt(t *testing.T) {
+	ws, bin := deployWorkspace(t, "kpt-imperative", "spark-pkg", map[string]string{"kpt": kptBin(t)})
+	before := snapshot(t, filepath.Join(ws, "spark-pkg"))
+	runScript(t, ws, bin, docBlock(t, "docs/deploy-kpt.md", "TestDeployKpt"))
+	sameAsExpected(t, ws, "kpt-imperative")
+	sameTree(t, "spark-pkg after kpt fn eval --output unwrap", before, snapshot(t, filepath.Join(ws, "spark-pkg")))
+}
+
+// TestDeployCI runs docs/deploy-ci.md's plain-CLI block in a copy of examples/spark-submit.
+func TestDeployCI(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.CopyFS(ws, os.DirFS(filepath.Join(root, "examples", "spark-submit"))); err != nil {
+		t.Fatal(err)
+	}
+	bin := toolDir(t, map[string]string{"sparkui-fn": filepath.Join(root, "bin", "sparkui-fn")})
+	runScript(t, ws, bin, docBlock(t, "docs/deploy-ci.md", "TestDeployCI"))
+	sameAsExpected(t, ws, "spark-submit")
+}

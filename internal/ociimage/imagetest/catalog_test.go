@@ -1,0 +1,82 @@
+package imagetest_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/sparkui/sparkui/catalog"
+	"github.com/sparkui/sparkui/internal/ociimage/imagetest"
+)
+
+// TestCatalogContainerMode runs every kpt catalog example (catalog/examples) in container
+// mode: the function image `make image-tar` built, pushed to the test's registry under the
+// path and tag the examples name (ghcr.io/sparkui/sparkui-fn:<version> with the registry's
+// host), run by `kpt fn eval --image` with podman; and in exec mode, with the binary that
+// image holds. Both must give the same exit code, the same package diff and the same results,
+// and those must be the example's .expected files.
+func TestCatalogContainerMode(t *testing.T) {
+	out := imageOut(t)
+	addr := imagetest.StartRegistry(t)
+	kpt := need(t, "kpt", "apt-get install -y google-cloud-cli-kpt")
+	need(t, "podman", imagetest.AptPodman)
+	_, _, idx := layoutIndex(t, filepath.Join(out, "sparkui-fn.oci.tar"), "sparkui-fn")
+	path, ok := strings.CutPrefix(ref("sparkui-fn"), "ghcr.io/")
+	if !ok {
+		t.Fatalf("%s is not on ghcr.io", ref("sparkui-fn"))
+	}
+	tag, err := name.NewTag(addr+"/"+path, name.StrictValidation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(tag, idx); err != nil {
+		t.Fatalf("push %s: %v", tag, err)
+	}
+	env := imagetest.PodmanEnv(t, addr)
+	bin := filepath.Join(out, host.OS+"-"+host.Architecture, "sparkui-fn")
+	dirs, _ := filepath.Glob(filepath.Join(root, "catalog", "examples", "*"))
+	if len(dirs) < 2 {
+		t.Fatalf("catalog/examples holds %d examples", len(dirs))
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			cfg, err := catalog.ReadConfig(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := ref("sparkui-fn"); cfg.Image != want {
+				t.Fatalf("the example runs %s, the image built is %s", cfg.Image, want)
+			}
+			viaImage, err := catalog.Run(dir, kpt, []string{"--image", tag.String()}, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			viaExec, err := catalog.Run(dir, kpt, []string{"--exec", bin}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if viaImage.ExitCode != viaExec.ExitCode || viaImage.Diff != viaExec.Diff || viaImage.Results != viaExec.Results {
+				t.Fatalf("container and exec mode differ:\n--image: exit %d\n%s%s\n%s\n--exec: exit %d\n%s%s",
+					viaImage.ExitCode, viaImage.Diff, viaImage.Results, viaImage.Output, viaExec.ExitCode, viaExec.Diff, viaExec.Results)
+			}
+			file, got := "diff.patch", viaImage.Diff
+			if viaImage.ExitCode != cfg.ExitCode {
+				t.Fatalf("kpt exited %d, want %d:\n%s", viaImage.ExitCode, cfg.ExitCode, viaImage.Output)
+			}
+			if cfg.ExitCode != 0 {
+				file, got = "results.yaml", viaImage.Results
+			}
+			want, err := os.ReadFile(filepath.Join(dir, ".expected", file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.TrimSpace(string(want)) != got || got == "" {
+				t.Errorf("%s differs from what both modes gave:\n%s", file, got)
+			}
+		})
+	}
+}
