@@ -11,6 +11,7 @@ import (
 
 	"github.com/sparkui/sparkui/catalog"
 	"github.com/sparkui/sparkui/internal/ociimage/imagetest"
+	"github.com/sparkui/sparkui/internal/testcluster"
 )
 
 // TestCatalogContainerMode runs every kpt catalog example (catalog/examples) in container
@@ -78,5 +79,60 @@ func TestCatalogContainerMode(t *testing.T) {
 				t.Errorf("%s differs from what both modes gave:\n%s", file, got)
 			}
 		})
+	}
+}
+
+// TestKustomizeContainerFunction: docs/deploy-kustomize.md's containerized form. The
+// kustomize CLI (v5.8.1, `make kustomize`) builds examples/kustomize with the function's
+// annotation switched from `exec` to `container` (the image pushed to the test's registry),
+// without --enable-exec. kustomize runs container functions with `docker run` (kyaml
+// fn/runtime/container/container.go, getCommand: --rm -i, --network none, --user nobody,
+// --security-opt=no-new-privileges); `docker` is podman here, with the private configuration.
+// The output must be the exec build's, examples/kustomize/expected.yaml, byte for byte.
+func TestKustomizeContainerFunction(t *testing.T) {
+	out := imageOut(t)
+	addr := imagetest.StartRegistry(t)
+	podman := need(t, "podman", imagetest.AptPodman)
+	kustomize := filepath.Join(testcluster.CacheDir(), "bin", "kustomize-v5.8.1")
+	if _, err := os.Stat(kustomize); err != nil {
+		t.Fatalf("the kustomize CLI is not built (%v): run `make kustomize`", err)
+	}
+	_, _, idx := layoutIndex(t, filepath.Join(out, "sparkui-fn.oci.tar"), "sparkui-fn")
+	tag, err := name.NewTag(addr+"/sparkui/sparkui-fn:"+version, name.StrictValidation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(tag, idx); err != nil {
+		t.Fatalf("push %s: %v", tag, err)
+	}
+	dir := filepath.Join(t.TempDir(), "overlay")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "examples", "kustomize"))); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "sparkui.yaml")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const execForm = "      exec:\n        path: ../../bin/sparkui-fn\n"
+	if !strings.Contains(string(b), execForm) {
+		t.Fatalf("examples/kustomize/sparkui.yaml no longer has\n%s", execForm)
+	}
+	b = []byte(strings.Replace(string(b), execForm, "      container:\n        image: "+tag.String()+"\n", 1))
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	docker := t.TempDir()
+	if err := os.Symlink(podman, filepath.Join(docker, "docker")); err != nil {
+		t.Fatal(err)
+	}
+	env := append(imagetest.PodmanEnv(t, addr), "PATH="+docker+string(os.PathListSeparator)+os.Getenv("PATH"))
+	got := runIn(t, env, kustomize, "build", "--enable-alpha-plugins", dir)
+	want, err := os.ReadFile(filepath.Join(root, "examples", "kustomize", "expected.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("kustomize build with the container function differs from examples/kustomize/expected.yaml:\n%s", got)
 	}
 }
