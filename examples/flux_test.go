@@ -87,6 +87,9 @@ func TestDeployFlux(t *testing.T) {
 
 	// The artifact, as source-controller would fetch it: the tag the OCIRepository follows.
 	pulled := filepath.Join(ws, "pulled")
+	if err := os.Mkdir(pulled, 0o755); err != nil { // flux pull artifact wants it to exist
+		t.Fatal(err)
+	}
 	if code, out := runFlux(t, ws, bin, env, "pull", "artifact", "oci://"+registry+"/spark-apps:main", "--output", pulled); code != 0 {
 		t.Fatalf("flux pull artifact: exit %d\n%s", code, out)
 	}
