@@ -363,8 +363,8 @@ func applyAsKustomizeController(t *testing.T, built []byte) {
 		t.Errorf("after the re-apply the selector is %s, want the bound %s", got, want)
 	}
 	for _, mf := range svc.ManagedFields {
-		if mf.Manager == fluxtest.Manager && mf.FieldsV1 != nil && strings.Contains(string(mf.FieldsV1.Raw), "targetPort") {
-			t.Errorf("kustomize-controller owns targetPort: %s", mf.FieldsV1.Raw)
+		if mf.Manager == fluxtest.Manager && mf.FieldsV1 != nil && strings.Contains(mf.FieldsV1.GetRawString(), "targetPort") {
+			t.Errorf("kustomize-controller owns targetPort: %s", mf.FieldsV1.GetRawString())
 		}
 	}
 }
