@@ -46,6 +46,14 @@ const (
 
 func TestDeployFlux(t *testing.T) {
 	flux := fluxtest.Bin(t)
+	// The binary is the version the build script pins, stamped as flux2's own build stamps it.
+	script := string(readFile(t, filepath.Join(root, "internal", "fluxtest", "build-flux.sh")))
+	if !strings.Contains(script, "\nFLUX_VERSION="+fluxtest.Version+"\n") {
+		t.Errorf("internal/fluxtest/build-flux.sh does not pin FLUX_VERSION=%s (fluxtest.Version)", fluxtest.Version)
+	}
+	if out, err := exec.Command(flux, "--version").Output(); err != nil || strings.TrimSpace(string(out)) != "flux version "+strings.TrimPrefix(fluxtest.Version, "v") {
+		t.Errorf("flux --version: %q, %v; want flux version %s", out, err, strings.TrimPrefix(fluxtest.Version, "v"))
+	}
 	kustomize := kustomizeBin(t)
 	registry := imagetest.StartRegistry(t)
 

@@ -73,6 +73,7 @@ func TestCompatibilityVersions(t *testing.T) {
 		{"kustomize", pinned(t, "Makefile", `(?m)^KUSTOMIZE_VERSION := (\S+)`)},
 		{"kpt", tool("kpt", "version")},
 		{"kubectl (client-side and server-side apply, Argo CD's two sync modes)", "v" + kubectl[1]},
+		{"Flux CLI", pinned(t, "internal/fluxtest/build-flux.sh", `(?m)^FLUX_VERSION=(\S+)`)},
 		{"Flux kustomize-controller's apply", "`github.com/fluxcd/pkg/ssa` " + pinned(t, "go.mod", `github.com/fluxcd/pkg/ssa (v\S+)`)},
 		{"Go", strings.Join(strings.Split(pinned(t, "go.mod", `(?m)^go (\S+)`), ".")[:2], ".")},
 		{"containerd, runc", "containerd " + version(t, tool("containerd", "--version"), `containerd \S+ (\d+\.\d+\.\d+)`)},
