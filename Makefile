@@ -18,7 +18,7 @@ fuzztime = $(or $(FUZZTIME),$(1))
 REPO ?= ghcr.io/sparkui
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane helm helm-plugin fmt-check vet lint clean image image-tar cmp-image-tar
+.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane helm helm-plugin fmt-check vet lint clean image image-tar cmp-image-tar flux
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
@@ -31,7 +31,7 @@ help:
 	@echo "make bench          benchmarks (compare runs with benchstat)"
 	@echo "make bench-start    process start: the built binary on one application vs a no-op kyaml function"
 	@echo "make bench-rss      peak memory: the built binary on 1,000 and 5,000 kubeflow applications vs a no-op kyaml function"
-	@echo "make tools          build the kustomize CLI, the control plane, the node (kubelet, kube-scheduler, kube-proxy), Traefik, the distribution registry, crane and helm into $(CACHE)"
+	@echo "make tools          build the kustomize CLI, the control plane, the node (kubelet, kube-scheduler, kube-proxy), Traefik, the distribution registry, crane, helm and the Flux CLI into $(CACHE)"
 	@echo "make helm           the Helm 4 CLI (helm.sh/helm/v4) into $(CACHE)/helm: the deploy/helm-plugin tests and docs/deploy-helm.md run it"
 	@echo "make helm-plugin    the sparkui Helm post-renderer plugin, one helm plugin package per platform (bin/helm-plugin; docs/deploy-helm.md)"
 	@echo "make image-tar      both images as multi-platform OCI layout tarballs, no container engine needed (bin/*.oci.tar; docs/images.md)"
@@ -94,7 +94,12 @@ helm:
 helm-plugin: helm
 	HELM=$$(bash internal/helmtest/build-helm.sh) VERSION=$(VERSION) bash deploy/helm-plugin/package.sh
 
-tools: kustomize control-plane node traefik registry crane helm
+# The Flux CLI (github.com/fluxcd/flux2/v2): docs/deploy-flux.md's CI recipe, which
+# examples' TestDeployFlux runs (flux build kustomization --dry-run, push/tag/pull artifact).
+flux:
+	bash internal/fluxtest/build-flux.sh
+
+tools: kustomize control-plane node traefik registry crane helm flux
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -134,8 +139,9 @@ test: build tools fmt-check vet lint unit fuzz
 # root of the tools `make tools` builds: internal/ociimage/imagetest's registry) nor run the
 # examples (kustomize, kpt): read from the test binaries' dependencies, so a package that starts
 # needing a cluster or a built tool leaves the list by itself. There is no -short mode (a test never skips; a
-# missing tool is a failure), so fn's one test of the kustomize and kpt CLIs is left out by name.
-CHECK_SKIP := ^TestValidateModeInKustomizeAndKpt$$
+# missing tool is a failure), so fn's one test of the kustomize and kpt CLIs and catalog's run of its
+# examples with kpt are left out by name.
+CHECK_SKIP := ^(TestValidateModeInKustomizeAndKpt|TestCatalogExamples)$$
 check: build fmt-check vet
 	go test -count=1 -skip '$(CHECK_SKIP)' $$(go list -test -f '{{.ImportPath}} {{join .Deps " "}}' ./... | \
 	  awk '$$1 ~ /\.test$$/ { c = 0; for (i = 2; i <= NF; i++) if ($$i == "github.com/sparkui/sparkui/internal/testcluster") c = 1; if (!c) print substr($$1, 1, length($$1) - 5) }')

@@ -73,7 +73,9 @@ func TestCompatibilityVersions(t *testing.T) {
 		{"kustomize", pinned(t, "Makefile", `(?m)^KUSTOMIZE_VERSION := (\S+)`)},
 		{"Helm", pinned(t, "internal/helmtest/build-helm.sh", `(?m)^HELM_VERSION=(\S+)`)},
 		{"kpt", tool("kpt", "version")},
-		{"kubectl (client-side and server-side apply, Argo CD's two sync modes)", "v" + kubectl[1]},
+		{"kubectl (client-side and server-side apply)", "v" + kubectl[1]},
+		{"Argo CD's engine", pinned(t, "internal/argocdengine/go.mod", `github.com/argoproj/argo-cd/gitops-engine (v\S+)`)},
+		{"Flux CLI", pinned(t, "internal/fluxtest/build-flux.sh", `(?m)^FLUX_VERSION=(\S+)`)},
 		{"Flux kustomize-controller's apply", "`github.com/fluxcd/pkg/ssa` " + pinned(t, "go.mod", `github.com/fluxcd/pkg/ssa (v\S+)`)},
 		{"Go", strings.Join(strings.Split(pinned(t, "go.mod", `(?m)^go (\S+)`), ".")[:2], ".")},
 		{"containerd, runc", "containerd " + version(t, tool("containerd", "--version"), `containerd \S+ (\d+\.\d+\.\d+)`)},
@@ -88,7 +90,7 @@ func TestCompatibilityVersions(t *testing.T) {
 			t.Errorf("compatibility.md row %q does not say %s (pinned by the repository):\n%s", c.row, c.version, r)
 		}
 	}
-	for _, untested := range []string{"Argo CD", "Flux (a running kustomize-controller)", "OpenShift cluster"} {
+	for _, untested := range []string{"Argo CD (a running repo server, cmp-server, application controller)", "Flux (a running kustomize-controller)", "OpenShift cluster"} {
 		if r := row(t, doc, untested); !strings.Contains(r, "not tested") {
 			t.Errorf("compatibility.md row %q must say what is not tested:\n%s", untested, r)
 		}

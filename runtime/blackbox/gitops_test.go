@@ -24,14 +24,13 @@ import (
 	"github.com/fluxcd/pkg/ssa/normalize"
 	ssautil "github.com/fluxcd/pkg/ssa/utils"
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/internal/fluxtest"
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/testcluster"
 )
@@ -123,7 +122,6 @@ const (
 	fluxGroup   = "kustomize.toolkit.fluxcd.io"
 	fluxManager = "kustomize-controller"
 	fluxSSA     = fluxGroup + "/ssa" // the per-object apply policy annotation
-	fluxForce   = fluxGroup + "/force"
 	fluxRecon   = fluxGroup + "/reconcile"
 	fluxKs      = "sparkui"
 	fluxKsNs    = "flux-system"
@@ -135,7 +133,7 @@ func fluxApplier(name string, force bool) applier {
 		apply: func(t *testing.T, c *testcluster.Cluster, stream []byte) string {
 			t.Helper()
 			m, objects := fluxObjects(t, c, stream)
-			cs, err := m.ApplyAllStaged(testcluster.Context(t, 60*time.Second), objects, fluxApplyOptions(force))
+			cs, err := m.ApplyAllStaged(testcluster.Context(t, 60*time.Second), objects, fluxtest.ApplyOptions(force))
 			if err != nil {
 				t.Fatalf("flux apply: %v", err)
 			}
@@ -170,28 +168,6 @@ func fluxObjects(t *testing.T, c *testcluster.Cluster, stream []byte) (*ssa.Reso
 		t.Fatal(err)
 	}
 	return m, objects
-}
-
-func fluxApplyOptions(force bool) ssa.ApplyOptions {
-	o := ssa.DefaultApplyOptions()
-	o.Force = force
-	o.ExclusionSelector = map[string]string{fluxRecon: "disabled", fluxSSA: "Ignore"}
-	o.IfNotPresentSelector = map[string]string{fluxSSA: "IfNotPresent"}
-	o.ForceSelector = map[string]string{fluxForce: "enabled"}
-	// What kustomize-controller strips before applying: kubectl's traces and its own
-	// pre-SSA manager (the runtime's manager, sparkui-runtime, is not among them).
-	o.Cleanup = ssa.ApplyCleanupOptions{
-		Annotations: []string{corev1.LastAppliedConfigAnnotation, fluxGroup + "/checksum", "fluxcd.io/sync-checksum"},
-		Labels:      []string{"fluxcd.io/sync-gc-mark"},
-		FieldManagers: []ssa.FieldManager{
-			{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationApply},
-			{Name: "kubectl", OperationType: metav1.ManagedFieldsOperationUpdate},
-			{Name: "before-first-apply", OperationType: metav1.ManagedFieldsOperationUpdate},
-			{Name: fluxManager, OperationType: metav1.ManagedFieldsOperationUpdate},
-		},
-		Exclusions: map[string]string{fluxSSA: "Merge"},
-	}
-	return o
 }
 
 // fluxDrift is "" when neither of Flux's drift checks sees the UI Service changed: the

@@ -30,7 +30,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,7 +38,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,6 +51,7 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/ociimage"
+	"github.com/sparkui/sparkui/internal/ociimage/imagetest"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/testcluster"
 )
@@ -66,9 +65,6 @@ var (
 	// host is the machine's platform: the one containerd and podman pick and run.
 	host = v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
 )
-
-// RegistryVersion is the distribution release internal/ociimage/build-registry.sh builds.
-const RegistryVersion = "v3.1.2"
 
 var root, version string
 
@@ -190,7 +186,7 @@ func layoutIndex(t *testing.T, tarPath, name string) (layout.Path, v1.Descriptor
 // build.
 func TestPinnedVersions(t *testing.T) {
 	for _, c := range []struct{ file, re, want string }{
-		{"internal/ociimage/build-registry.sh", `(?m)^REGISTRY_VERSION=(\S+)$`, RegistryVersion},
+		{"internal/ociimage/build-registry.sh", `(?m)^REGISTRY_VERSION=(\S+)$`, imagetest.RegistryVersion},
 		{"Makefile", `(?m)^CRANE_VERSION := (\S+)$`, CraneVersion},
 	} {
 		b, err := os.ReadFile(filepath.Join(root, c.file))
@@ -364,7 +360,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 	}
 	t.Cleanup(func() {
 		c.removeContainers(t)
-		stop(t, "containerd", c.cmd)
+		imagetest.Stop(t, "containerd", c.cmd)
 	})
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -397,20 +393,6 @@ func (c *containerd) removeContainers(t *testing.T) {
 		if _, err := c.ctr("containers", "rm", id); err != nil {
 			t.Errorf("removing container %s: %v", id, err)
 		}
-	}
-}
-
-// stop ends a process the test started, by its PID: SIGTERM, then SIGKILL after 10 s.
-func stop(t *testing.T, what string, cmd *exec.Cmd) {
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Logf("%s (pid %d) ignored SIGTERM for 10 s; killing it", what, cmd.Process.Pid)
-		cmd.Process.Kill()
-		<-done
 	}
 }
 
@@ -627,59 +609,6 @@ func TestContainerd(t *testing.T) {
 	}
 }
 
-const aptPodman = "apt-get install -y --no-install-recommends podman"
-
-// registry is the distribution registry on a loopback port.
-func startRegistry(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(testcluster.CacheDir(), "registry", RegistryVersion, "registry")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("the distribution registry %s is not built (%v): run `make registry` (internal/ociimage/build-registry.sh)", RegistryVersion, err)
-	}
-	port, err := testcluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	config := fmt.Sprintf(`version: 0.1
-log:
-  level: warn
-  accesslog:
-    disabled: true
-storage:
-  filesystem:
-    rootdirectory: %s
-http:
-  addr: %s
-`, filepath.Join(dir, "data"), addr)
-	cfg := filepath.Join(dir, "config.yml")
-	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var log bytes.Buffer
-	cmd := exec.Command(bin, "serve", cfg)
-	// The registry's OpenTelemetry setup would export traces to an OTLP collector by default.
-	cmd.Env = append(os.Environ(), "OTEL_TRACES_EXPORTER=none", "OTEL_METRICS_EXPORTER=none", "OTEL_LOGS_EXPORTER=none")
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stop(t, "registry", cmd) })
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		resp, err := http.Get("http://" + addr + "/v2/")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return addr
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("registry on %s not answering /v2/ within 30 s (%v):\n%s", addr, err, log.String())
-		}
-	}
-}
-
 // CraneVersion is the crane `make crane` builds: go-containerregistry's, the version go.mod
 // requires.
 const CraneVersion = "v0.22.1"
@@ -688,7 +617,7 @@ const aptSkopeo = "apt-get install -y --no-install-recommends skopeo"
 
 func TestRegistry(t *testing.T) {
 	out := imageOut(t)
-	addr := startRegistry(t)
+	addr := imagetest.StartRegistry(t)
 	crane := filepath.Join(testcluster.CacheDir(), "bin", "crane-"+CraneVersion)
 	if _, err := os.Stat(crane); err != nil {
 		t.Fatalf("crane %s is not built (%v): run `make crane`", CraneVersion, err)
@@ -724,8 +653,8 @@ func TestRegistry(t *testing.T) {
 
 	// kpt runs the function from the registry, pinned by digest, with podman.
 	kpt := need(t, "kpt", "apt-get install -y google-cloud-cli-kpt")
-	need(t, "podman", aptPodman)
-	env := podmanEnv(t, addr)
+	need(t, "podman", imagetest.AptPodman)
+	env := imagetest.PodmanEnv(t, addr)
 	image := fmt.Sprintf("%s/skopeo/sparkui-fn@%s", addr, pushed["sparkui-fn"])
 	args := []string{"fn", "eval", "examples/kpt-imperative", "--output", "unwrap"}
 	cfg := []string{"--", "serviceType=NodePort"}
@@ -827,59 +756,6 @@ func layerDigest(t *testing.T, l v1.Layer) v1.Hash {
 		t.Fatal(err)
 	}
 	return d
-}
-
-// podmanEnv is the environment of a private podman: its own storage, run and lock directories,
-// and a registries.conf that allows plain HTTP to the loopback registry only. kpt passes its
-// environment on to podman (internal/fnruntime/container.go: exec.CommandContext without Env).
-// Rootful podman gives a container RLIMIT_NOFILE and RLIMIT_NPROC of 1048576 unless
-// containers.conf says otherwise (podman's docs, options/ulimit.md), which runc cannot set
-// here without CAP_SYS_RESOURCE ("error setting rlimit type 6: operation not permitted"; the
-// podman process itself ran with NPROC 32768 on this machine), so the configuration asks for
-// small limits any machine grants; a function is one process with a few files open.
-func podmanEnv(t *testing.T, registry string) []string {
-	t.Helper()
-	dir := t.TempDir()
-	files := map[string]string{
-		"storage.conf": fmt.Sprintf("[storage]\ndriver = \"overlay\"\ngraphroot = %q\nrunroot = %q\n",
-			filepath.Join(dir, "graph"), filepath.Join(dir, "run")),
-		"containers.conf": fmt.Sprintf(`[containers]
-default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
-[engine]
-cgroup_manager = "cgroupfs"
-events_logger = "file"
-events_logfile_path = %q
-tmp_dir = %q
-volume_path = %q
-static_dir = %q
-lock_type = "file"
-runtime = "runc"
-[network]
-network_config_dir = %q
-`, filepath.Join(dir, "events.log"), filepath.Join(dir, "tmp"),
-			filepath.Join(dir, "volumes"), filepath.Join(dir, "static"), filepath.Join(dir, "net")),
-		"registries.conf": fmt.Sprintf("unqualified-search-registries = []\n[[registry]]\nlocation = %q\ninsecure = true\n", registry),
-	}
-	for f, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, f), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := append(os.Environ(),
-		"KPT_FN_RUNTIME=podman",
-		"CONTAINERS_STORAGE_CONF="+filepath.Join(dir, "storage.conf"),
-		"CONTAINERS_CONF="+filepath.Join(dir, "containers.conf"),
-		"CONTAINERS_REGISTRIES_CONF="+filepath.Join(dir, "registries.conf"),
-	)
-	t.Cleanup(func() {
-		// Removes the images and unmounts the overlay store, so the temp dir can go.
-		cmd := exec.Command("podman", "system", "reset", "--force")
-		cmd.Env = env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("podman system reset: %v\n%s", err, out)
-		}
-	})
-	return env
 }
 
 // runIn runs a command at the repository root and returns its stdout.
