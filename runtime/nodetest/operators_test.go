@@ -105,7 +105,12 @@ func sparkDriver(t *testing.T, s submission) (*corev1.Pod, *corev1.ConfigMap) {
 	}
 	c.Image = s.image
 	c.ImagePullPolicy = corev1.PullIfNotPresent
-	c.Args = append([]string{"driver", "--properties-file", "/opt/spark/conf/spark.properties", "--class", s.mainClass, s.mainResource}, s.args...)
+	mainClass := s.mainClass
+	if mainClass == "" && strings.HasSuffix(s.mainResource, ".py") {
+		// A Python application's driver runs PythonRunner (SparkSubmit's PYSPARK path).
+		mainClass = "org.apache.spark.deploy.PythonRunner"
+	}
+	c.Args = append([]string{"driver", "--properties-file", "/opt/spark/conf/spark.properties", "--class", mainClass, s.mainResource}, s.args...)
 	c.Ports = append(c.Ports,
 		corev1.ContainerPort{Name: "driver-rpc-port", ContainerPort: 7078, Protocol: corev1.ProtocolTCP},
 		corev1.ContainerPort{Name: "blockmanager", ContainerPort: 7079, Protocol: corev1.ProtocolTCP},
