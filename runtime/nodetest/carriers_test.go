@@ -17,6 +17,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -567,9 +568,9 @@ func awaitRun(t *testing.T, n *testnode.Node, tl *uiTimeline, ns, svcName, sel s
 	if p, err := c.Client.CoreV1().Pods(ns).Get(ctx, r.pod.Name, metav1.GetOptions{}); err == nil {
 		ip = p.Status.PodIP
 	}
-	want := ip + ":" + r.uiPort + " ready=true"
+	want := fmt.Sprintf("%s:%s ready=true pod=%s/%s port=spark-ui", ip, r.uiPort, r.pod.Name, r.pod.UID)
 	testcluster.WaitFor(t, 60*time.Second, "the EndpointSlice on the UI ("+want+")", func() (bool, string) {
-		eps, err := sliceEndpoints(ctx, n, ns, svcName)
+		eps, err := sliceTargets(ctx, n, ns, svcName)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -589,6 +590,36 @@ func awaitRun(t *testing.T, n *testnode.Node, tl *uiTimeline, ns, svcName, sel s
 	})
 	t.Logf("bound: %s → EndpointSlice %s, GET %s answers app %s", r.bound, want, front, r.appID)
 	return r
+}
+
+// sliceTargets lists the Service's EndpointSlice endpoints as "ip:port ready=bool
+// pod=<name>/<uid> port=<name>": which Pod each endpoint is, not only its address.
+func sliceTargets(ctx context.Context, n *testnode.Node, ns, svc string) ([]string, error) {
+	l, err := n.Cluster.Client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range l.Items {
+		for _, e := range s.Endpoints {
+			for _, p := range s.Ports {
+				ready := e.Conditions.Ready != nil && *e.Conditions.Ready
+				ref := "none"
+				if e.TargetRef != nil {
+					ref = e.TargetRef.Name + "/" + string(e.TargetRef.UID)
+				}
+				port, name := int32(0), ""
+				if p.Port != nil {
+					port = *p.Port
+				}
+				if p.Name != nil {
+					name = *p.Name
+				}
+				out = append(out, fmt.Sprintf("%s:%d ready=%t pod=%s port=%s", strings.Join(e.Addresses, ","), port, ready, ref, name))
+			}
+		}
+	}
+	return out, nil
 }
 
 // ended checks the end of run r (its Pod deleted at `at`): with the withdraw hook, the
