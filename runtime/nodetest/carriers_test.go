@@ -138,11 +138,10 @@ func renderFiles(t *testing.T, spec string, files ...string) []*unstructured.Uns
 type ending int
 
 const (
-	deletePod      ending = iota // the Pod deleted (an operator's application deleted, spark-submit's Pod)
-	recreate                     // Deployment: `kubectl rollout restart` under strategy Recreate, then the Deployment deleted
-	restartPod                   // StatefulSet: its Pod deleted and recreated by the controller, then the StatefulSet deleted
-	completes                    // Job, CronJob: the application ends by itself; the Job completes
-	deleteWorkload               // the workload deleted (its Pods collected)
+	deletePod  ending = iota // the Pod deleted (an operator's application deleted, spark-submit's Pod)
+	recreate                 // Deployment: `kubectl rollout restart` under strategy Recreate, then the Deployment deleted
+	restartPod               // StatefulSet: its Pod deleted and recreated by the controller, then the StatefulSet deleted
+	completes                // Job, CronJob: the application ends by itself; the Job completes
 )
 
 // carrierRow is one carrier on the node: the function's output for an example or fixture,
@@ -452,16 +451,6 @@ func runRow(t *testing.T, n *testnode.Node, row carrierRow) {
 		ended(t, n, tl, ns, svcName, second, false, deleted)
 	case completes:
 		finished(t, n, tl, ns, svcName, first, carrier)
-	case deleteWorkload:
-		deleted := time.Now()
-		m, err := c.Mapping(carrier)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Dynamic.Resource(m.Resource).Namespace(ns).Delete(ctx, carrier.GetName(), metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		ended(t, n, tl, ns, svcName, first, false, deleted)
 	}
 
 	// Every state ever seen: not bound yet, withdrawn, deleted, or one run's own binding.
