@@ -313,10 +313,11 @@ func kubeflowDriver(t *testing.T, app *unstructured.Unstructured, webhook bool) 
 
 // apacheDriver builds the driver Pod of an Apache spark-kubernetes-operator (1.0) application
 // (docs/operators.md "Apache spark-kubernetes-operator"; apache/spark-kubernetes-operator
-// spark-submission-worker/src/main/java/org/apache/spark/k8s/operator/SparkAppSubmissionWorker.java
-// buildDriverConf and generateSparkAppId, SparkAppResourceSpecFactory.java buildResourceSpec):
-// Spark's KubernetesDriverBuilder in the operator, from spec.driverSpec.podTemplateSpec and
-// spec.sparkConf. The run is <name>-<attempt> (attempt 0 first), its Pod <run>-driver; the
+// spark-submission-worker/src/main/java/org/apache/spark/k8s/operator/SparkAppSubmissionWorker.java:
+// buildDriverConf takes spec.sparkConf, then the operator's overrides, and spark.app.id from
+// generateSparkAppId; buildResourceSpec runs Spark's KubernetesDriverBuilder.buildFromFeatures;
+// spark-operator/src/main/java/org/apache/spark/k8s/operator/reconciler/SparkAppResourceSpecFactory.java
+// writes spec.driverSpec.podTemplateSpec as the driver's template file among the overrides). The run is <name>-<attempt> (attempt 0 first), its Pod <run>-driver; the
 // Spark container the one podTemplateContainerName names; the labels spark.operator/name and
 // spark.operator/spark-app-name; its SecurityContextDecorator sets
 // allowPrivilegeEscalation=false on every container that leaves it unset.
