@@ -121,8 +121,10 @@ $(STATICCHECK):
 lint: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
+# -timeout: go test's default 10 minutes is per package binary, and runtime/nodetest runs
+# every carrier and fault on real nodes one after another (5 min on 2 cores, growing).
 unit:
-	go test -count=1 ./...
+	go test -count=1 -timeout 30m ./...
 
 # -fuzzminimizetime=1x: minimising each new input against the large seed fixtures would take
 # most of a short run.

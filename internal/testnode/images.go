@@ -1,7 +1,10 @@
 package testnode
 
 import (
+	"archive/tar"
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +14,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/sparkui/sparkui/internal/ociimage"
 )
@@ -25,6 +31,9 @@ func (n *Node) ImportImage(img Image) error {
 		Labels:   labels,
 	})
 	if err != nil {
+		return fmt.Errorf("image %s: %w", img.Ref, err)
+	}
+	if built, err = withPaths(built, img); err != nil {
 		return fmt.Errorf("image %s: %w", img.Ref, err)
 	}
 	idx, err := ociimage.Index(labels, built)
@@ -51,6 +60,64 @@ func (n *Node) ImportImage(img Image) error {
 		}
 	}
 	return nil
+}
+
+// withPaths adds a layer holding the binary at img.Paths (their directories made) and sets
+// img.Env in the config.
+func withPaths(built v1.Image, img Image) (v1.Image, error) {
+	if len(img.Paths) == 0 && len(img.Env) == 0 {
+		return built, nil
+	}
+	if len(img.Paths) > 0 {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		dirs := map[string]bool{}
+		for _, p := range img.Paths {
+			if !strings.HasPrefix(p, "/") {
+				return nil, fmt.Errorf("path %q is not absolute", p)
+			}
+			p = strings.TrimPrefix(filepath.Clean(p), "/")
+			var parents []string
+			for d := filepath.Dir(p); d != "." && !dirs[d]; d = filepath.Dir(d) {
+				dirs[d] = true
+				parents = append([]string{d}, parents...)
+			}
+			for _, d := range parents {
+				if err := tw.WriteHeader(&tar.Header{Name: d + "/", Mode: 0o755, Typeflag: tar.TypeDir}); err != nil {
+					return nil, err
+				}
+			}
+			if err := tw.WriteHeader(&tar.Header{Name: p, Mode: 0o755, Size: int64(len(img.Binary)), Typeflag: tar.TypeReg}); err != nil {
+				return nil, err
+			}
+			if _, err := tw.Write(img.Binary); err != nil {
+				return nil, err
+			}
+		}
+		if err := tw.Close(); err != nil {
+			return nil, err
+		}
+		data := buf.Bytes()
+		layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+			return io.NopCloser(bytes.NewReader(data)), nil
+		}, tarball.WithMediaType(types.OCILayer))
+		if err != nil {
+			return nil, err
+		}
+		if built, err = mutate.AppendLayers(built, layer); err != nil {
+			return nil, err
+		}
+	}
+	if len(img.Env) > 0 {
+		cf, err := built.ConfigFile()
+		if err != nil {
+			return nil, err
+		}
+		cf = cf.DeepCopy()
+		cf.Config.Env = append(cf.Config.Env, img.Env...)
+		return mutate.ConfigFile(built, cf)
+	}
+	return built, nil
 }
 
 var goBuilds sync.Map // package → *goBuild

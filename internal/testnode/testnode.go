@@ -115,6 +115,11 @@ type Image struct {
 	Ref    string // e.g. "sparkui.test/fakespark-ui:1"; a tag other than latest (IfNotPresent)
 	Name   string // the binary's name in the image: /<Name>, the entrypoint
 	Binary []byte
+	// Paths are more absolute paths holding the same binary (e.g. /opt/spark/bin/spark-submit
+	// for a manifest whose command names it), in a layer over the image's.
+	Paths []string
+	// Env is the image's environment (KEY=value), as a Dockerfile's ENV sets it.
+	Env []string
 }
 
 // Node is a running node.

@@ -11,7 +11,11 @@
 // as the driver JVM's shutdown hook stops the UI), and "crash <unix nanoseconds>" when it
 // exits with status 137 after $FAKESPARK_CRASH_AFTER (a crash: no preStop, no SIGTERM) — only
 // once when $FAKESPARK_CRASH_MARK names a file (on a volume that outlives the container),
-// which it creates before crashing: the restarted container then runs on.
+// which it creates before crashing: the restarted container then runs on. With
+// $FAKESPARK_EXIT_AFTER the application ends by itself after that long ("finished <unix
+// nanoseconds>": the UI closes, exit 0), as a batch driver does. How it is started
+// (spark-submit, a Spark Connect start script, bash -c, a notebook) and what it reads then:
+// args.go.
 package main
 
 import (
@@ -28,30 +32,33 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sparkui/sparkui/internal/sparkconf"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
 )
 
 func main() {
-	props := map[string]string{}
-	args := os.Args[1:]
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == "--properties-file" {
-			data, err := os.ReadFile(args[i+1])
-			if err != nil {
-				fail(err)
-			}
-			if props, err = sparkconf.Parse(string(data)); err != nil {
-				fail(err)
-			}
+	cmd, args, done := startArgs(os.Args)
+	if done {
+		os.Exit(0)
+	}
+	props := properties(args)
+	if cmd == "start-connect-server.sh" {
+		l, err := net.Listen("tcp", fmt.Sprintf("0.0.0.0:%d", grpcPort(props)))
+		if err != nil {
+			fail(err)
 		}
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
 	}
 	port := atoi(props["spark.ui.port"], 4040)
 	retries := atoi(props["spark.port.maxRetries"], 16)
-	appID := props["spark.app.id"]
-	if appID == "" {
-		appID = os.Getenv("SPARK_APPLICATION_ID")
-	}
+	appID := appID(props)
 	opts := fakespark.Options{
 		AppID: appID, PodName: props["spark.kubernetes.driver.pod.name"],
 		Namespace: props["spark.kubernetes.namespace"], State: fakespark.StartingUp,
@@ -94,6 +101,15 @@ func main() {
 			os.Exit(137)
 		}()
 	}
+	if d, err := time.ParseDuration(os.Getenv("FAKESPARK_EXIT_AFTER")); err == nil {
+		go func() {
+			time.Sleep(d)
+			// The application ends: SparkContext.stop() stops the UI, then the JVM exits 0.
+			fmt.Printf("finished %d\n", time.Now().UnixNano())
+			srv.Close()
+			os.Exit(0)
+		}()
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	s := <-sig
@@ -101,11 +117,28 @@ func main() {
 	// What the API server says of the UI Service at this instant, asked with the Pod's own
 	// ServiceAccount token (its Role grants get on that Service): the tests' proof that the
 	// withdrawal was acknowledged before the UI was told to stop, free of any clock.
-	if pod, ns := props["spark.kubernetes.driver.pod.name"], props["spark.kubernetes.namespace"]; pod != "" && ns != "" {
-		fmt.Printf("service-at-sigterm %s\n", serviceSelector(ns, strings.TrimSuffix(pod, "-driver")+"-ui-svc"))
+	if name, ns := uiService(props); name != "" && ns != "" {
+		fmt.Printf("service-at-sigterm %s\n", serviceSelector(ns, name))
 	}
 	srv.Close()
 	os.Exit(0)
+}
+
+// uiService is the UI Service the SIGTERM handler asks for, and its namespace:
+// $FAKESPARK_UI_SERVICE (a test names a carrier's <name>-sparkui-ui-svc), else the
+// spark-submit prefix's (the Pod's name without -driver); the namespace from
+// spark.kubernetes.namespace, else the Pod's own (its ServiceAccount volume).
+func uiService(props map[string]string) (name, ns string) {
+	name = os.Getenv("FAKESPARK_UI_SERVICE")
+	if pod := props["spark.kubernetes.driver.pod.name"]; name == "" && pod != "" {
+		name = strings.TrimSuffix(pod, "-driver") + "-ui-svc"
+	}
+	ns = props["spark.kubernetes.namespace"]
+	if ns == "" {
+		b, _ := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+		ns = strings.TrimSpace(string(b))
+	}
+	return name, ns
 }
 
 // serviceSelector GETs the Service in-cluster and returns its spec.selector as JSON, or the
