@@ -47,7 +47,7 @@ const (
 // Reader reads one input of sparkui-fn, whole and within Budget, in any of its forms.
 // After Read, Form, FunctionConfig and Held describe it.
 type Reader struct {
-	// Stdin is standard input; nil when there is none.
+	// Stdin is standard input; nil when there is none (read as an empty input).
 	Stdin io.Reader
 	// Args are standalone mode's arguments: the functionConfig file, then the input files, "-"
 	// for standard input. Empty: the input is standard input alone.
@@ -69,7 +69,11 @@ func (r *Reader) Read() ([]*yaml.RNode, error) {
 	if len(r.Args) > 0 {
 		return r.readFiles()
 	}
-	data, err := r.Budget.ReadAll("standard input", r.Stdin)
+	var data []byte
+	var err error
+	if r.Stdin != nil { // none: an empty input
+		data, err = r.Budget.ReadAll("standard input", r.Stdin)
+	}
 	if err != nil {
 		var tl *inputlimit.TooLarge
 		if errors.As(err, &tl) {
