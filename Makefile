@@ -132,8 +132,8 @@ fuzz:
 	go test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(call fuzztime,300000x) ./internal/sparkconf
 	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(call fuzztime,2000x) -fuzzminimizetime=1x ./fn
 	go test -run='^$$' -fuzz='^FuzzValidate$$' -fuzztime=$(call fuzztime,800x) -fuzzminimizetime=1x ./fn
-	go test -run='^$$' -fuzz='^FuzzWriteWrapped$$' -fuzztime=$(call fuzztime,10000x) -fuzzminimizetime=1x ./fn
-	go test -run='^$$' -fuzz='^FuzzEncodeItems$$' -fuzztime=$(call fuzztime,15000x) -fuzzminimizetime=1x ./fn
+	go test -run='^$$' -fuzz='^FuzzWriteWrapped$$' -fuzztime=$(call fuzztime,10000x) -fuzzminimizetime=1x ./fn/krmio
+	go test -run='^$$' -fuzz='^FuzzEncodeItems$$' -fuzztime=$(call fuzztime,15000x) -fuzzminimizetime=1x ./fn/krmio
 
 test: build tools fmt-check vet lint unit fuzz
 

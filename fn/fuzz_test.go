@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/fn/function"
+	"github.com/sparkui/sparkui/fn/krmio"
 	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/names"
 )
@@ -137,7 +138,7 @@ func failIfHung(target string, d time.Duration, data []byte) (stop func()) {
 // refused (exit 1, a reason on stderr, nothing on stdout) or comes back with no kyaml reader
 // annotation it did not carry.
 func fuzzPlainStream(t *testing.T, data []byte) {
-	if _, ok := plainStream(data); !ok {
+	if !krmio.IsStream(data) {
 		return
 	}
 	var stdout, stderr bytes.Buffer

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sparkui/sparkui/fn/function"
+	"github.com/sparkui/sparkui/fn/krmio"
 	"github.com/sparkui/sparkui/internal/cli"
 	"github.com/sparkui/sparkui/internal/inputlimit"
 	"github.com/sparkui/sparkui/internal/yamlx"
@@ -48,7 +49,7 @@ Anywhere, the same run outside Helm shows them:
 // --post-renderer-args after the plugin's own arguments (helm.sh/helm/v4
 // internal/plugin/subprocess_commands.go, PrepareCommands), so the config file comes last and
 // a "-" cannot follow it: standard input is read here whatever the arguments.
-func runHelmPostRenderer(args []string, stdin io.Reader, budget *inputlimit.Budget, opts function.Options, stdout, stderr io.Writer) int {
+func runHelmPostRenderer(args []string, stdin io.Reader, maxBytes int64, opts function.Options, stdout, stderr io.Writer) int {
 	for _, a := range args {
 		if a == "-h" || a == "--help" {
 			io.WriteString(stdout, helmPostRendererHelp.Render([]cli.Flag{cli.HelpFlag}))
@@ -67,14 +68,14 @@ func runHelmPostRenderer(args []string, stdin io.Reader, budget *inputlimit.Budg
 		return 2
 	}
 	var diag bytes.Buffer
-	code := helmPostRender(args, stdin, budget, opts, stdout, io.MultiWriter(stderr, &diag))
+	code := helmPostRender(args, stdin, maxBytes, opts, stdout, io.MultiWriter(stderr, &diag))
 	if code != 0 {
 		toHelmStderr(diag.Bytes())
 	}
 	return code
 }
 
-func helmPostRender(args []string, stdin io.Reader, budget *inputlimit.Budget, opts function.Options, stdout, stderr io.Writer) int {
+func helmPostRender(args []string, stdin io.Reader, maxBytes int64, opts function.Options, stdout, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "sparkui-fn: "+format+"\n", a...)
 		return 1
@@ -83,24 +84,24 @@ func helmPostRender(args []string, stdin io.Reader, budget *inputlimit.Budget, o
 		return fail("no standard input")
 	}
 	if len(args) == 1 {
-		if err := standaloneConfigError(args[0]); err != nil {
+		if err := krmio.CheckConfigFile(args[0], maxBytes); err != nil {
 			return fail("%v", err)
 		}
-		code, done, rest := runStandalone([]string{args[0], "-"}, stdin, budget, opts, stdout, stderr)
-		if done {
-			return code
-		}
-		data, _ := io.ReadAll(rest)
-		return notAStream(data, stderr)
 	}
-	data, err := budget.ReadAll("standard input", stdin)
+	// Read first to refuse what Helm never sends (a ResourceList, a List) and to pass an
+	// empty render through; krmio then reads the same bytes within the same limit.
+	data, err := inputlimit.NewBudget(maxBytes).ReadAll("standard input", stdin)
 	if err != nil {
 		return fail("%v", err)
 	}
-	if items, ok := plainStream(data); ok {
-		return runPlain(items, opts, stdout, stderr)
+	if !krmio.IsStream(data) {
+		return notAStream(data, stderr)
 	}
-	return notAStream(data, stderr)
+	r := &krmio.Reader{Stdin: bytes.NewReader(data), Budget: inputlimit.NewBudget(maxBytes)}
+	if len(args) == 1 {
+		r.Args = []string{args[0], "-"}
+	}
+	return runKRM(r, opts, stdout, stderr)
 }
 
 // notAStream answers an input that is not a plain stream of objects. Helm sends nothing at all

@@ -19,12 +19,12 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
 
 	"github.com/sparkui/sparkui/fn/function"
+	"github.com/sparkui/sparkui/fn/krmio"
 	"github.com/sparkui/sparkui/fn/policycmd"
 	"github.com/sparkui/sparkui/fn/validatecmd"
 	"github.com/sparkui/sparkui/internal/cli"
 	"github.com/sparkui/sparkui/internal/inputlimit"
 	"github.com/sparkui/sparkui/internal/version"
-	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
 func main() {
@@ -60,47 +60,19 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	budget := inputlimit.NewBudget(lim.Bytes)
 	opts := function.Options{MaxApplications: lim.Applications}
 	if len(args) > 0 && args[0] == helmPostRenderer {
-		return runHelmPostRenderer(args[1:], stdin, budget, opts, stdout, stderr)
+		return runHelmPostRenderer(args[1:], stdin, lim.Bytes, opts, stdout, stderr)
 	}
 	if len(args) == 0 && stdin != nil {
-		data, err := budget.ReadAll("standard input", stdin)
-		if err != nil {
-			var tl *inputlimit.TooLarge
-			if errors.As(err, &tl) {
-				fmt.Fprintln(stderr, "sparkui-fn:", err)
-			} else {
-				fmt.Fprintln(stderr, "sparkui-fn: reading standard input:", err)
-			}
-			return 1
-		}
-		if items, ok := plainStream(data); ok {
-			return runPlain(items, opts, stdout, stderr)
-		}
-		out, results, ok, inList, err := runResourceList(data, opts)
-		if ok {
-			if err != nil {
-				fmt.Fprintln(stderr, "sparkui-fn:", err)
-				return 1
-			}
-			stdout.Write(out)
-			if inList {
-				return reportAll(results, stderr)
-			}
-			return reportErrors(results, stderr)
-		}
-		if e := yamlx.CheckStream(data); e != nil {
-			fmt.Fprintf(stderr, "sparkui-fn: standard input, %v\n", e)
-			return 1
-		}
-		stdin = bytes.NewReader(data)
+		return runKRM(&krmio.Reader{Stdin: stdin, Budget: budget}, opts, stdout, stderr)
 	}
-	var results framework.Results
-	p := framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
-		err := function.ProcessWith(rl, opts)
-		results = rl.Results
-		return err
-	})
-	cmd := command.Build(p, command.StandaloneEnabled, true)
+	// Everything else goes through cobra (help, flags, the subcommands); kyaml's command gives
+	// the flags of its standalone mode, and krmio reads, as for standard input.
+	code := 0
+	cmd := command.Build(nil, command.StandaloneEnabled, true)
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		code = runKRM(&krmio.Reader{Stdin: stdin, Args: args, Budget: budget}, opts, stdout, stderr)
+		return nil
+	}
 	cmd.Use = "sparkui-fn"
 	cmd.Short = "Make Spark driver manifests valid and wire a UI Service that is always right"
 	cmd.Version = version.Version
@@ -129,40 +101,13 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "sparkui-fn", version.Version) },
 	})
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && args[0] != "validate" && args[0] != "policy" && args[0] != "version" && args[0] != "help" {
-		// standaloneConfigError reads the whole first file: within the limit only.
-		if st, err := os.Stat(args[0]); err == nil && st.Mode().IsRegular() {
-			if err := inputlimit.NewBudget(lim.Bytes).Draw(args[0], st.Size()); err != nil {
-				fmt.Fprintln(stderr, "sparkui-fn:", err)
-				return 1
-			}
-		}
-		if err := standaloneConfigError(args[0]); err != nil {
+		if err := krmio.CheckConfigFile(args[0], lim.Bytes); err != nil {
 			fmt.Fprintln(stderr, "sparkui-fn:", err)
 			return 1
 		}
 	}
 	if len(args) > 0 && args[0] == "validate" {
 		args = append(args[:1:1], validatecmd.NormalizeArgs(args[1:])...)
-	}
-	if isStandalone(args) {
-		var code int
-		var done bool
-		if code, done, stdin = runStandalone(args, stdin, budget, opts, stdout, stderr); done {
-			return code
-		}
-		// What is left for kyaml: the files' bytes, read and counted already, on stdin.
-		args, budget = []string{args[0], "-"}, nil
-	}
-	if len(args) > 0 && args[0] != "validate" && args[0] != "policy" {
-		// Standalone mode (`sparkui-fn fn-config.yaml FILE… [-]`) that kyaml runs: it reads
-		// the files itself, so they are measured against the limit first.
-		if err := checkFiles(args, budget); err != nil {
-			fmt.Fprintln(stderr, "sparkui-fn:", err)
-			return 1
-		}
-		if stdin != nil {
-			stdin = budget.Reader("standard input", stdin)
-		}
 	}
 	cmd.SetArgs(args)
 	cmd.SetIn(stdin)
@@ -176,14 +121,7 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sparkui-fn:", err)
 		return 1
 	}
-	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			// kyaml's standalone mode (positional arguments) writes a plain stream: no results
-			// field.
-			return reportAll(results, stderr)
-		}
-	}
-	return reportErrors(results, stderr)
+	return code
 }
 
 // reportAll prints every result, one line each, on stderr and returns the exit status: the
@@ -213,19 +151,27 @@ func reportErrors(results framework.Results, stderr io.Writer) int {
 	return 1
 }
 
-// checkFiles refuses, before kyaml reads them, standalone-mode files whose sizes add up to
-// more than the budget. Standard input ("-") is measured as it is read; a named pipe given as a
-// file is not measured (kyaml opens and reads it itself).
-func checkFiles(paths []string, budget *inputlimit.Budget) error {
-	for _, p := range paths {
-		if strings.HasPrefix(p, "-") {
-			continue
-		}
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			if err := budget.Draw(p, st.Size()); err != nil {
-				return err
-			}
-		}
+// runKRM is the function over one input, in whatever form r reads it: read, run, write back in
+// the same form, then the results on stderr (all of them unless the output carries them).
+func runKRM(r *krmio.Reader, opts function.Options, stdout, stderr io.Writer) int {
+	items, err := r.Read()
+	if err != nil {
+		fmt.Fprintln(stderr, "sparkui-fn:", err)
+		return 1
 	}
-	return nil
+	rl := &framework.ResourceList{Items: items, FunctionConfig: r.FunctionConfig}
+	if err := function.Run(rl, r.Held, opts); err != nil {
+		fmt.Fprintln(stderr, "sparkui-fn:", err)
+		return 1
+	}
+	w := &krmio.Writer{Reader: r, Results: rl.Results}
+	if err := w.Write(rl.Items); err != nil {
+		fmt.Fprintln(stderr, "sparkui-fn:", err)
+		return 1
+	}
+	stdout.Write(w.Bytes())
+	if r.ResultsInOutput() {
+		return reportErrors(rl.Results, stderr)
+	}
+	return reportAll(rl.Results, stderr)
 }

@@ -89,3 +89,41 @@ func kyamlStandalone(t *testing.T, args []string, stdin []byte) (string, int) {
 	}
 	return out.String(), results.ExitCode()
 }
+
+// TestStandaloneWrappedUnreadable: a List or ResourceList in a standalone file whose item has
+// metadata or metadata.annotations of the wrong shape gets the result naming that object and
+// field, and every item is written back (the wrong one as it came). kyaml's standalone command
+// failed there with "wrong node kind: expected MappingNode but got SequenceNode", naming
+// nothing and writing nothing.
+func TestStandaloneWrappedUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "fn-config.yaml")
+	if err := os.WriteFile(cfg, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const items = "- apiVersion: v1\n  kind: Pod\n  metadata: [a, b]\n" +
+		"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: settings\n    annotations: [x]\n" +
+		"- apiVersion: v1\n  kind: Service\n  metadata: {name: s}\n"
+	const want = "apiVersion: v1\nkind: Pod\nmetadata: [a, b]\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  annotations: [x]\n---\n" +
+		"apiVersion: v1\nkind: Service\nmetadata: {name: s}\n"
+	for _, wrap := range []string{"apiVersion: v1\nkind: List\nitems:\n", "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"} {
+		in := filepath.Join(dir, "in.yaml")
+		if err := os.WriteFile(in, []byte(wrap+items), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		code := run([]string{cfg, in}, nil, &stdout, &stderr)
+		if code != 1 || stdout.String() != want {
+			t.Errorf("%s: exit %d, wrote:\n%s\nwant:\n%s\nstderr:\n%s", wrap, code, stdout.String(), want, stderr.String())
+		}
+		for _, line := range []string{
+			"sparkui-fn: [error] v1/Pod metadata: [SUI030] Pod (object 1 of the input, no name): metadata is a list, not a mapping",
+			"sparkui-fn: [error] v1/ConfigMap/settings metadata.annotations: [SUI030] ConfigMap settings: metadata.annotations is a list, not a mapping",
+		} {
+			if !strings.Contains(stderr.String(), line) {
+				t.Errorf("%s: stderr lacks %q:\n%s", wrap, line, stderr.String())
+			}
+		}
+	}
+}

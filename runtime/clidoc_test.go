@@ -10,6 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sparkui/sparkui/internal/cli"
+	"github.com/sparkui/sparkui/runtime/redirectcmd"
+	"github.com/sparkui/sparkui/runtime/verb"
+	"github.com/sparkui/sparkui/runtime/waituricmd"
 )
 
 //go:generate env UPDATE_GOLDEN=1 go test -count=1 -run ^TestCLIDoc$ .
@@ -31,9 +34,9 @@ func runBinary(t *testing.T, args ...string) (int, string, string) {
 // --help prints, for the root and every verb; UPDATE_GOLDEN=1 (make generate) rewrites it.
 func TestCLIDoc(t *testing.T) {
 	var doc strings.Builder
-	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"withdraw", "--help"}, {WaitURICommand, "--help"}, {RedirectCommand, "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"withdraw", "--help"}, {waituricmd.Command, "--help"}, {redirectcmd.Command, "--help"}} {
 		code, stdout, stderr := runBinary(t, args...)
-		if code != exitOK || stderr != "" {
+		if code != verb.ExitOK || stderr != "" {
 			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 		doc.WriteString(cli.DocHelp("sparkui-runtime "+strings.Join(args, " "), stdout))
@@ -58,15 +61,15 @@ func TestCLIDoc(t *testing.T) {
 // invocation forms, examples and exit statuses; a bad flag is one line naming it with two
 // dashes (exit 2); wait-uri's help lists every exit status it uses, 6 included.
 func TestCLIStyle(t *testing.T) {
-	for _, verb := range []string{"", "withdraw", WaitURICommand, RedirectCommand, "run"} {
+	for _, v := range []string{"", "withdraw", waituricmd.Command, redirectcmd.Command, "run"} {
 		var first string
 		for _, h := range []string{"-h", "-help", "--help"} {
 			args := []string{h}
-			if verb != "" {
-				args = []string{verb, h}
+			if v != "" {
+				args = []string{v, h}
 			}
 			code, stdout, stderr := runBinary(t, args...)
-			if code != exitOK || stderr != "" || !strings.Contains(stdout, "Usage:\n  sparkui-runtime "+verb) ||
+			if code != verb.ExitOK || stderr != "" || !strings.Contains(stdout, "Usage:\n  sparkui-runtime "+v) ||
 				!strings.Contains(stdout, "\nExamples:\n") || !strings.Contains(stdout, "\nExit status:\n") {
 				t.Errorf("%v: exit %d, stderr %q, help:\n%s", args, code, stderr, stdout)
 			}
@@ -76,23 +79,23 @@ func TestCLIStyle(t *testing.T) {
 				t.Errorf("%v: differs from -h", args)
 			}
 		}
-		if verb == "" || verb == "run" {
+		if v == "" || v == "run" {
 			continue // run logs a bad flag and waits for SIGTERM (TestCommandLine)
 		}
-		code, stdout, stderr := runBinary(t, verb, "-no-such-flag")
-		want := "sparkui-runtime " + verb + ": unknown flag --no-such-flag (--help lists the flags)\n"
-		if code != exitUsage || stdout != "" || stderr != want {
-			t.Errorf("%s -no-such-flag: exit %d, stdout %q, stderr %q; want exit 2 and %q", verb, code, stdout, stderr, want)
+		code, stdout, stderr := runBinary(t, v, "-no-such-flag")
+		want := "sparkui-runtime " + v + ": unknown flag --no-such-flag (--help lists the flags)\n"
+		if code != verb.ExitUsage || stdout != "" || stderr != want {
+			t.Errorf("%s -no-such-flag: exit %d, stdout %q, stderr %q; want exit 2 and %q", v, code, stdout, stderr, want)
 		}
 	}
-	_, help, _ := runBinary(t, WaitURICommand, "--help")
+	_, help, _ := runBinary(t, waituricmd.Command, "--help")
 	for _, code := range []string{"0", "1", "2", "4", "5", "6"} {
 		if !strings.Contains(help, "\n  "+code+"  ") {
 			t.Errorf("wait-uri --help lacks exit status %s:\n%s", code, help)
 		}
 	}
 	code, _, stderr := runBinary(t, "nope")
-	if code != exitUsage || stderr != "sparkui-runtime: unknown command \"nope\" (--help lists the commands)\n" {
+	if code != verb.ExitUsage || stderr != "sparkui-runtime: unknown command \"nope\" (--help lists the commands)\n" {
 		t.Errorf("unknown command: exit %d, stderr %q", code, stderr)
 	}
 }
@@ -101,13 +104,13 @@ func TestCLIStyle(t *testing.T) {
 // --flag=value; hand-written specs may say -flag=value or -flag value.
 func TestSingleDashFlags(t *testing.T) {
 	for _, args := range [][]string{
-		{WaitURICommand, "-service=s", "-timeout=0s"},
-		{WaitURICommand, "-service", "s", "-timeout", "0s"},
-		{WaitURICommand, "--service=s", "--timeout=0s"},
+		{waituricmd.Command, "-service=s", "-timeout=0s"},
+		{waituricmd.Command, "-service", "s", "-timeout", "0s"},
+		{waituricmd.Command, "--service=s", "--timeout=0s"},
 	} {
 		// A zero timeout is refused after parsing: proof that the flags before it parsed.
 		code, _, stderr := runBinary(t, args...)
-		if code != exitUsage || !strings.Contains(stderr, "a positive --timeout") {
+		if code != verb.ExitUsage || !strings.Contains(stderr, "a positive --timeout") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 	}

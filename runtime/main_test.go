@@ -23,6 +23,7 @@ import (
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+	"github.com/sparkui/sparkui/runtime/verb"
 )
 
 // binary is sparkui-runtime built as `make build` builds it.
@@ -341,7 +342,7 @@ func TestWithdrawCommand(t *testing.T) {
 	defer os.RemoveAll(dir)
 	start := time.Now()
 	out, err := exec.Command(binary, "withdraw", "--socket="+filepath.Join(dir, "none.sock"), "--timeout=10s").CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUnreachable || time.Since(start) > 2*time.Second {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != verb.ExitUnreachable || time.Since(start) > 2*time.Second {
 		t.Errorf("unreachable runtime: %v after %s: %s", err, time.Since(start), out)
 	}
 	if !strings.Contains(string(out), "unreachable") {
@@ -358,7 +359,7 @@ func TestWithdrawCommand(t *testing.T) {
 	start = time.Now()
 	out, err = exec.Command(binary, "withdraw", "--socket="+sock, "--timeout=500ms").CombinedOutput()
 	took := time.Since(start)
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitFailed || took > 3*time.Second {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != verb.ExitFailed || took > 3*time.Second {
 		t.Errorf("hung runtime: %v after %s: %s", err, took, out)
 	}
 }
@@ -371,8 +372,8 @@ func TestCommandLine(t *testing.T) {
 	for _, args := range [][]string{{}, {"nope"}, {"withdraw", "--timeout=0s"},
 		{"wait-uri"}, {"wait-uri", "--service=s", "--timeout=0s"}, {"wait-uri", "--service=s", "extra"}} {
 		err := exec.Command(binary, args...).Run()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage {
-			t.Errorf("%q: %v, want exit %d", args, err, exitUsage)
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != verb.ExitUsage {
+			t.Errorf("%q: %v, want exit %d", args, err, verb.ExitUsage)
 		}
 	}
 	// run's configuration errors: it says why, writes the termination log, and waits for
@@ -418,49 +419,8 @@ func TestCommandLine(t *testing.T) {
 			t.Fatalf("%q: exited on a configuration error: %s", c.args, p.out.String())
 		default:
 		}
-		if code := p.sigterm(t, 5*time.Second); code != exitOK {
+		if code := p.sigterm(t, 5*time.Second); code != verb.ExitOK {
 			t.Errorf("%q: exit code %d after SIGTERM, want 0", c.args, code)
 		}
-	}
-}
-
-func TestEnvAndSelector(t *testing.T) {
-	// The shared-Service settings from the environment: $SPARKUI_APP_ID is how the function
-	// passes the id (downward API), the others follow the same rule.
-	t.Setenv(sidecar.EnvAppID, "spark-5e1f")
-	t.Setenv("SPARKUI_OWNER_REFERENCE", "false")
-	t.Setenv("SPARKUI_GUARD_LABEL", "sparkui.dev/application=nightly")
-	t.Setenv("SPARKUI_SELECTOR", "spark-app-selector=spark-5e1f,spark-role=driver")
-	fs := newFlagSet()
-	f := newRunFlags(fs)
-	if err := fs.Parse(nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := envDefaults(fs); err != nil {
-		t.Fatal(err)
-	}
-	if c := f.cfg.Config; c.AppID != "spark-5e1f" || !c.NoOwnerReference || c.GuardLabel != "sparkui.dev/application=nightly" ||
-		c.PodSelector != "spark-app-selector=spark-5e1f,spark-role=driver" {
-		t.Errorf("from the environment: %+v", c)
-	}
-	t.Setenv("SPARKUI_POLL_INTERVAL", "250ms")
-	t.Setenv("SPARKUI_SERVICE", "from-env")
-	fs = newFlagSet()
-	f = newRunFlags(fs)
-	if err := fs.Parse([]string{"--service=from-flag"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := envDefaults(fs); err != nil {
-		t.Fatal(err)
-	}
-	if f.cfg.Poll != 250*time.Millisecond || f.cfg.Service != "from-flag" {
-		t.Errorf("poll %s service %q", f.cfg.Poll, f.cfg.Service)
-	}
-	t.Setenv("SPARKUI_MAX_RETRIES", "many")
-	fs = newFlagSet()
-	newRunFlags(fs)
-	_ = fs.Parse(nil)
-	if err := envDefaults(fs); err == nil || !strings.Contains(err.Error(), "SPARKUI_MAX_RETRIES") {
-		t.Errorf("bad env value: %v", err)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sparkui/sparkui/runtime/verb"
 )
 
 // abuseAPI is the API server the redirector lists and watches in TestRedirectorUnderAbuse:
@@ -264,7 +266,7 @@ func TestRedirectorUnderAbuse(t *testing.T) {
 	t.Logf("redirector with --max-connections=%d: RSS idle %.1f MiB, peak over all floods %.1f MiB (limit %.0f MiB), peak fds %d",
 		maxConns, float64(base)/(1<<20), float64(hwm)/(1<<20), float64(memLimit)/(1<<20), peakFDs.Load())
 	ordinary("after the floods", 5*time.Second)
-	if code := p.sigterm(t, 10*time.Second); code != exitOK {
+	if code := p.sigterm(t, 10*time.Second); code != verb.ExitOK {
 		t.Errorf("exit %d\n%s", code, p.out.String())
 	}
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+	"github.com/sparkui/sparkui/runtime/redirectcmd"
+	"github.com/sparkui/sparkui/runtime/verb"
 )
 
 // redirectorManifest is the example users apply per namespace.
@@ -96,7 +98,7 @@ func startRedirector(t *testing.T, c *testcluster.Cluster, ns, ownURL string) re
 	t.Helper()
 	port, health := freePort(t), freePort(t)
 	p := startProc(t, []string{"KUBECONFIG=" + installRedirectorRBAC(t, c, ns), "POD_NAMESPACE=" + ns, "SPARKUI_HISTORY_URL=" + ownURL},
-		RedirectCommand, fmt.Sprintf("--redirector-port=%d", port), fmt.Sprintf("--health-port=%d", health))
+		redirectcmd.Command, fmt.Sprintf("--redirector-port=%d", port), fmt.Sprintf("--health-port=%d", health))
 	testcluster.WaitFor(t, 20*time.Second, "the redirector to be ready", func() (bool, string) {
 		code, _, body, err := get(t, fmt.Sprintf("http://127.0.0.1:%d/readyz", health), "x", nil)
 		return err == nil && code == 200, fmt.Sprint(code, body, err, p.out.String())
@@ -190,7 +192,7 @@ func TestRedirectorBinary(t *testing.T) {
 	if code, _, _, _ := get(t, base+"/apps/wordcount/jobs/", "spark.example.com", nil); code != 404 {
 		t.Errorf("while bound: %d, want 404", code)
 	}
-	if code := rt.sigterm(t, 15*time.Second); code != exitOK {
+	if code := rt.sigterm(t, 15*time.Second); code != verb.ExitOK {
 		t.Fatalf("runtime exit %d\n%s", code, rt.out.String())
 	}
 	if sel, tp := selector(t, c, ns, svc); len(sel) != 1 || sel["sparkui.dev/history-redirector"] != "true" || tp != port {
@@ -243,7 +245,7 @@ func TestRedirectorBinary(t *testing.T) {
 		code, loc, _, err := get(t, base+"/apps/wordcount/jobs/", "spark.example.com", nil)
 		return err == nil && code == 404, fmt.Sprint(code, loc, err)
 	})
-	if code := redirector.sigterm(t, 10*time.Second); code != exitOK {
+	if code := redirector.sigterm(t, 10*time.Second); code != verb.ExitOK {
 		t.Errorf("redirector exit %d\n%s", code, redirector.out.String())
 	}
 	// One list, then watches (logged when they end): no request per redirect.
@@ -260,20 +262,20 @@ func TestRedirectCommandLine(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, []string{RedirectCommand}, "--namespace (or $POD_NAMESPACE from the downward API) is required"},
-		{[]string{"POD_NAMESPACE=ns"}, []string{RedirectCommand}, "--history-url (or $SPARKUI_HISTORY_URL) is required"},
-		{[]string{"POD_NAMESPACE=ns", "SPARKUI_HISTORY_URL=javascript:alert(1)"}, []string{RedirectCommand}, `--history-url: "javascript:alert(1)" is not an absolute http or https URL`},
-		{[]string{"POD_NAMESPACE=ns"}, []string{RedirectCommand, "--history-url=//evil.example"}, `--history-url: "//evil.example" is not an absolute http or https URL`},
-		{[]string{"POD_NAMESPACE=ns", "SPARKUI_HISTORY_URL=https://shs"}, []string{RedirectCommand, "--max-connections=0"}, "--max-connections: 0 is not a positive number"},
-		{[]string{"POD_NAMESPACE=ns"}, []string{RedirectCommand, "--redirector-port=0"}, "--redirector-port: 0 is not a port in 1-65535"},
-		{[]string{"POD_NAMESPACE=ns"}, []string{RedirectCommand, "--health-port=8080"}, "--redirector-port and --health-port must differ"},
-		{[]string{"POD_NAMESPACE=ns", "SPARKUI_REDIRECTOR_PORT=70000"}, []string{RedirectCommand}, "--redirector-port: 70000 is not a port"},
-		{[]string{"POD_NAMESPACE=ns"}, []string{RedirectCommand, "extra"}, `unexpected argument "extra"`},
+		{nil, []string{redirectcmd.Command}, "--namespace (or $POD_NAMESPACE from the downward API) is required"},
+		{[]string{"POD_NAMESPACE=ns"}, []string{redirectcmd.Command}, "--history-url (or $SPARKUI_HISTORY_URL) is required"},
+		{[]string{"POD_NAMESPACE=ns", "SPARKUI_HISTORY_URL=javascript:alert(1)"}, []string{redirectcmd.Command}, `--history-url: "javascript:alert(1)" is not an absolute http or https URL`},
+		{[]string{"POD_NAMESPACE=ns"}, []string{redirectcmd.Command, "--history-url=//evil.example"}, `--history-url: "//evil.example" is not an absolute http or https URL`},
+		{[]string{"POD_NAMESPACE=ns", "SPARKUI_HISTORY_URL=https://shs"}, []string{redirectcmd.Command, "--max-connections=0"}, "--max-connections: 0 is not a positive number"},
+		{[]string{"POD_NAMESPACE=ns"}, []string{redirectcmd.Command, "--redirector-port=0"}, "--redirector-port: 0 is not a port in 1-65535"},
+		{[]string{"POD_NAMESPACE=ns"}, []string{redirectcmd.Command, "--health-port=8080"}, "--redirector-port and --health-port must differ"},
+		{[]string{"POD_NAMESPACE=ns", "SPARKUI_REDIRECTOR_PORT=70000"}, []string{redirectcmd.Command}, "--redirector-port: 70000 is not a port"},
+		{[]string{"POD_NAMESPACE=ns"}, []string{redirectcmd.Command, "extra"}, `unexpected argument "extra"`},
 	} {
 		cmd := exec.Command(binary, c.args...)
 		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, c.env...)
 		out, err := cmd.CombinedOutput()
-		if code := cmd.ProcessState.ExitCode(); code != exitUsage || !strings.Contains(string(out), c.want) {
+		if code := cmd.ProcessState.ExitCode(); code != verb.ExitUsage || !strings.Contains(string(out), c.want) {
 			t.Errorf("%v %v: exit %d (%v), output %q, want exit 2 and %q", c.env, c.args, code, err, out, c.want)
 		}
 	}

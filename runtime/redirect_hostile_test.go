@@ -18,6 +18,7 @@ import (
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+	"github.com/sparkui/sparkui/runtime/verb"
 )
 
 // TestRedirectorHostileApp: two applications in one namespace, each with the RBAC sparkui-fn
@@ -81,7 +82,7 @@ func TestRedirectorHostileApp(t *testing.T) {
 		sel, _ := selector(t, c, ns, victimSvc)
 		return sel[names.LabelAppSelector] == victimID, fmt.Sprint(sel)
 	})
-	if code := rt.sigterm(t, 15*time.Second); code != exitOK {
+	if code := rt.sigterm(t, 15*time.Second); code != verb.ExitOK {
 		t.Fatalf("runtime exit %d\n%s", code, rt.out.String())
 	}
 	want := ownURL + "/history/" + victimID + "/"

@@ -14,6 +14,8 @@ import (
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+	"github.com/sparkui/sparkui/runtime/verb"
+	"github.com/sparkui/sparkui/runtime/waituricmd"
 )
 
 // waitURIProc is `sparkui-runtime wait-uri` running.
@@ -26,7 +28,7 @@ type waitURIProc struct {
 func startWaitURI(t *testing.T, kubeconfig string, args ...string) *waitURIProc {
 	t.Helper()
 	w := &waitURIProc{done: make(chan struct{})}
-	w.cmd = exec.Command(binary, append([]string{WaitURICommand, "--kubeconfig=" + kubeconfig}, args...)...)
+	w.cmd = exec.Command(binary, append([]string{waituricmd.Command, "--kubeconfig=" + kubeconfig}, args...)...)
 	w.cmd.Stdout, w.cmd.Stderr = &w.stdout, &w.stderr
 	if err := w.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -67,7 +69,7 @@ func TestWaitURI(t *testing.T) {
 	// Not bound yet: a timeout, with what it saw.
 	start := time.Now()
 	code, out, errOut := startWaitURI(t, kubeconfig, append(svcArgs, "--timeout=1s")...).wait(t, 10*time.Second)
-	if code != exitFailed || out != "" || !strings.Contains(errOut, "no external URI after 1s") || !strings.Contains(errOut, "not bound yet") {
+	if code != verb.ExitFailed || out != "" || !strings.Contains(errOut, "no external URI after 1s") || !strings.Contains(errOut, "not bound yet") {
 		t.Errorf("timeout: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if took := time.Since(start); took > 5*time.Second {
@@ -88,15 +90,15 @@ func TestWaitURI(t *testing.T) {
 	env := []string{"KUBECONFIG=" + kubeconfig, "POD_NAME=" + pod.Name, "POD_NAMESPACE=" + ns, "POD_UID=" + string(pod.UID), sidecar.EnvHostIP + "=192.0.2.10"}
 	p := startProc(t, env, args...)
 	code, out, errOut = waiter.wait(t, 30*time.Second)
-	if want := fmt.Sprintf("http://192.0.2.10:%d\n", nodePort); code != exitOK || out != want {
+	if want := fmt.Sprintf("http://192.0.2.10:%d\n", nodePort); code != verb.ExitOK || out != want {
 		t.Fatalf("wait-uri: exit %d, stdout %q (want %q), stderr %q\nruntime:\n%s", code, out, want, errOut, p.out.String())
 	}
 
-	if code := p.sigterm(t, 15*time.Second); code != exitOK {
+	if code := p.sigterm(t, 15*time.Second); code != verb.ExitOK {
 		t.Fatalf("runtime exit %d\n%s", code, p.out.String())
 	}
 	code, out, errOut = startWaitURI(t, kubeconfig, svcArgs...).wait(t, 10*time.Second)
-	if code != exitWithdrawn || out != "" || !strings.Contains(errOut, "withdrawn") {
+	if code != verb.ExitWithdrawn || out != "" || !strings.Contains(errOut, "withdrawn") {
 		t.Errorf("withdrawn: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 
@@ -119,7 +121,7 @@ func TestWaitURI(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut = waiter.wait(t, 15*time.Second)
-	if code != exitDeleted || out != "" || !strings.Contains(errOut, "deleted") {
+	if code != verb.ExitDeleted || out != "" || !strings.Contains(errOut, "deleted") {
 		t.Errorf("deleted: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
@@ -153,11 +155,11 @@ func TestWaitURIHandedOff(t *testing.T) {
 		}
 		return s.Spec.Selector["spark-app-selector"] == appID, fmt.Sprint(s.Spec.Selector)
 	})
-	if code := p.sigterm(t, 15*time.Second); code != exitOK {
+	if code := p.sigterm(t, 15*time.Second); code != verb.ExitOK {
 		t.Fatalf("runtime exit %d\n%s", code, p.out.String())
 	}
 	code, out, errOut := startWaitURI(t, kubeconfig, "--namespace="+ns, "--service="+svc).wait(t, 10*time.Second)
-	if want := "https://shs.example.com/history/" + appID + "/\n"; code != exitHandedOff || out != want || !strings.Contains(errOut, "handed off to the History Server") {
+	if want := "https://shs.example.com/history/" + appID + "/\n"; code != verb.ExitHandedOff || out != want || !strings.Contains(errOut, "handed off to the History Server") {
 		t.Errorf("handed off: exit %d, stdout %q (want %q), stderr %q\nruntime:\n%s", code, out, want, errOut, p.out.String())
 	}
 }

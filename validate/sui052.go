@@ -11,7 +11,7 @@ var SUI052 = Rule{
 	Catches:  "A named pipe, socket or device named *.yaml or *.yml below a directory passed to `sparkui-fn validate` (directly or through a symlink).",
 	Why:      "Opening a named pipe blocks until something writes to it, which in a checkout is never: the command would hang. It is reported and skipped; a pipe named on the command line, such as `<(kustomize build)`, is read as asked.",
 	Fix:      "Remove the special file from the directory, or name what feeds it on the command line.",
-	RaisedBy: "fn/validatecmd/inputs.go",
+	RaisedBy: "fn/krmio/files.go",
 	Fixtures: "`TestValidateSkipsFIFO` in [`fn/validatecmd_test.go`](../fn/validatecmd_test.go) (a real FIFO).",
 	Failing: `manifests/
   app.yaml

@@ -6,6 +6,7 @@ package function
 import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
+	"github.com/sparkui/sparkui/fn/krmio"
 	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/inputlimit"
 	"github.com/sparkui/sparkui/internal/yamlx"
@@ -26,18 +27,25 @@ type Options struct {
 func Process(rl *framework.ResourceList) error { return ProcessWith(rl, Options{}) }
 
 // ProcessWith is Process within o's bounds: the only error it returns for an input is one
-// over them, and it does so before anything is rewritten.
+// over them, and it does so before anything is rewritten. The items sparkui cannot read are
+// found here (krmio.Screen) when the caller read the ResourceList itself (framework.Execute,
+// tests); the binary's readers found them already and call Run.
 func ProcessWith(rl *framework.ResourceList, o Options) error {
+	return Run(rl, krmio.Screen(rl.Items), o)
+}
+
+// Run is ProcessWith on items already screened by krmio: held items are reported, left out
+// of everything and put back where they were.
+func Run(rl *framework.ResourceList, held *krmio.Held, o Options) error {
 	cfg, results := LoadConfig(rl.FunctionConfig)
 	rl.Results = append(rl.Results, results...)
 	if HasError(results) {
 		return nil
 	}
 	input := rl.Items
-	items, held, bad := screen(input)
-	rl.Results = append(rl.Results, bad...)
-	defer func() { rl.Items = restore(input, rl.Items, held) }()
-	rl.Items = items
+	rl.Results = append(rl.Results, held.Results...)
+	defer func() { rl.Items = held.Restore(input, rl.Items) }()
+	rl.Items = held.Readable(input)
 	if dups := duplicateKeys(rl.Items); len(dups) > 0 {
 		rl.Results = append(rl.Results, dups...)
 		return nil

@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/fn/function"
+	"github.com/sparkui/sparkui/fn/krmio"
 	"github.com/sparkui/sparkui/internal/cli"
 	"github.com/sparkui/sparkui/internal/inputlimit"
 	"github.com/sparkui/sparkui/internal/version"
@@ -254,45 +254,34 @@ func placeLine(o *object, r *framework.Result) int {
 // (an application's Pod, Services, ConfigMap and RBAC may sit in different files) and places
 // each result at its file and line.
 func Validate(opts Options, stdin io.Reader) (*report.Report, error) {
-	srcs, err := collectSources(opts.Paths, stdin, opts.StdinName, inputlimit.NewBudget(opts.MaxInputBytes))
+	in := &krmio.FilesReader{Paths: opts.Paths, Stdin: stdin, StdinName: opts.StdinName, Budget: inputlimit.NewBudget(opts.MaxInputBytes)}
+	items, err := in.Read()
 	if err != nil {
 		return nil, err
 	}
-	rep := &report.Report{Rules: report.Catalog(), ToolVersion: version.Version}
+	rep := &report.Report{Rules: report.Catalog(), ToolVersion: version.Version, Files: in.Files}
 	at := map[string]map[int]*object{}
-	var items []*yaml.RNode
 	var skipped, held []*report.Finding
-	pos := 0 // of each object among all, as the function numbers them
 	placed := map[string]bool{}
-	for _, s := range srcs {
-		if s.skipped != "" {
-			msg := fmt.Sprintf("[%s] %s is %s, not a regular file: not read (reading it could block forever)", SkippedRule, s.name, s.skipped)
-			skipped = append(skipped, &report.Finding{Rule: SkippedRule, File: s.name, RuleIndex: -1,
-				Result: &framework.Result{Message: msg, Severity: framework.Warning, Tags: map[string]string{"rule": SkippedRule},
-					File: &framework.File{Path: s.name}}})
-			continue
+	for _, s := range in.Skipped {
+		msg := fmt.Sprintf("[%s] %s is %s, not a regular file: not read (reading it could block forever)", SkippedRule, s.Name, s.Skipped)
+		skipped = append(skipped, &report.Finding{Rule: SkippedRule, File: s.Name, RuleIndex: -1,
+			Result: &framework.Result{Message: msg, Severity: framework.Warning, Tags: map[string]string{"rule": SkippedRule},
+				File: &framework.File{Path: s.Name}}})
+	}
+	for i, d := range in.Docs {
+		o := newObject(d)
+		if at[o.File] == nil {
+			at[o.File] = map[int]*object{}
 		}
-		objs, err := parseObjects(s.name, s.data)
-		if err != nil {
-			return nil, err
-		}
-		rep.Files = append(rep.Files, s.name)
-		at[s.name] = map[int]*object{}
-		for _, o := range objs {
-			at[s.name][o.Index] = o
-			rep.Objects = append(rep.Objects, o.Object)
-			annotate(o)
-			rn := yaml.NewRNode(o.node)
-			// What the function would refuse to read (metadata that is no mapping, where the
-			// file annotations cannot go): its result, placed here, with the position the
-			// function would give it.
-			if r := function.Unreadable(rn, pos); r != nil && r.File == nil {
-				held = append(held, &report.Finding{Result: r, Rule: r.Tags["rule"], Object: o.Object,
-					File: o.File, Line: placeLine(o, r), RuleIndex: -1})
-				placed[r.Message] = true
-			}
-			pos++
-			items = append(items, rn)
+		at[o.File][o.Index] = o
+		rep.Objects = append(rep.Objects, o.Object)
+		// What the function does not read and cannot place (metadata that is no mapping,
+		// where the file annotations cannot go): its result, placed here.
+		if r := in.Held.Why(items[i]); r != nil && r.File == nil {
+			held = append(held, &report.Finding{Result: r, Rule: r.Tags["rule"], Object: o.Object,
+				File: o.File, Line: placeLine(o, r), RuleIndex: -1})
+			placed[r.Message] = true
 		}
 	}
 	fc, cfgObj, err := loadConfig(opts.Config)
@@ -300,7 +289,7 @@ func Validate(opts Options, stdin io.Reader) (*report.Report, error) {
 		return nil, err
 	}
 	rl := &framework.ResourceList{Items: items, FunctionConfig: fc}
-	if err := function.Process(rl); err != nil {
+	if err := function.Run(rl, in.Held, function.Options{}); err != nil {
 		return nil, err
 	}
 	var cfgErrs []string

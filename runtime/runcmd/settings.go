@@ -1,4 +1,4 @@
-package main
+package runcmd
 
 import (
 	"errors"
@@ -7,15 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
-
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/sparkui/sparkui/internal/cli"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/runtime/agent"
+	"github.com/sparkui/sparkui/runtime/verb"
 )
 
 type runFlags struct {
@@ -58,40 +55,6 @@ func newRunFlagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("sparkui-runtime run", flag.ContinueOnError)
 	newRunFlags(fs)
 	return fs
-}
-
-// envDefaults sets every flag not given on the command line from SPARKUI_<FLAG>.
-func envDefaults(fs *flag.FlagSet) error {
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	var errs []error
-	fs.VisitAll(func(f *flag.Flag) {
-		if given[f.Name] {
-			return
-		}
-		env := "SPARKUI_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(env); ok {
-			if err := fs.Set(f.Name, v); err != nil {
-				errs = append(errs, fmt.Errorf("$%s: %w", env, err))
-			}
-		}
-	})
-	return errors.Join(errs...)
-}
-
-func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
-	}
-	opts := &slog.HandlerOptions{Level: lv}
-	switch format {
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("--log-format: %q is neither text nor json", format)
 }
 
 // runSettings is run's whole configuration: the command line, then $SPARKUI_<FLAG>, then the
@@ -139,10 +102,10 @@ func loadRun(args []string, stderr io.Writer) (*runSettings, error) {
 	if fs.NArg() > 0 {
 		return nil, bad(fallback, fmt.Sprintf("invalid arguments: unexpected argument %q", fs.Arg(0)))
 	}
-	if err := envDefaults(fs); err != nil {
+	if err := verb.EnvDefaults(fs); err != nil {
 		return nil, bad(fallback, "invalid environment: "+err.Error())
 	}
-	log, err := newLogger(stderr, f.logFormat, f.logLevel)
+	log, err := verb.NewLogger(stderr, f.logFormat, f.logLevel)
 	if err != nil {
 		return nil, bad(fallback, "invalid arguments: "+err.Error())
 	}
@@ -161,28 +124,4 @@ func loadRun(args []string, stderr io.Writer) (*runSettings, error) {
 		return nil, bad(log, "invalid configuration: "+err.Error())
 	}
 	return &runSettings{cfg: checked, log: log, kubeconfig: f.kubeconfig, install: f.install, shutdownTimeout: f.shutdownTimeout}, nil
-}
-
-// loadingRules reads --kubeconfig, else $KUBECONFIG, else ~/.kube/config.
-func loadingRules(kubeconfig string) *clientcmd.ClientConfigLoadingRules {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if kubeconfig != "" {
-		rules.ExplicitPath = kubeconfig
-	}
-	return rules
-}
-
-// restConfig: --kubeconfig, else $KUBECONFIG (like kubectl), else the in-cluster
-// configuration (whose token file client-go re-reads), else ~/.kube/config.
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
-		cfg, err := rest.InClusterConfig()
-		if err == nil {
-			return cfg, nil
-		}
-		if !errors.Is(err, rest.ErrNotInCluster) {
-			return nil, err
-		}
-	}
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loadingRules(kubeconfig), &clientcmd.ConfigOverrides{}).ClientConfig()
 }

@@ -1,4 +1,4 @@
-package main
+package krmio
 
 import (
 	"fmt"
@@ -8,16 +8,29 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/sparkui/sparkui/internal/inputlimit"
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
-// standaloneConfigError says why the first file of `sparkui-fn FILE...` cannot be the
+// CheckConfigFile refuses the first file of `sparkui-fn FILE...` when it is larger than
+// maxBytes (0: no limit), or cannot be the functionConfig (configError).
+func CheckConfigFile(path string, maxBytes int64) error {
+	// configError reads the whole file: within the limit only.
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		if err := inputlimit.NewBudget(maxBytes).Draw(path, st.Size()); err != nil {
+			return err
+		}
+	}
+	return configError(path)
+}
+
+// configError says why the first file of `sparkui-fn FILE...` cannot be the
 // functionConfig (kyaml's standalone mode reads the first file as the configuration and the
 // others as the manifests): a newcomer's `sparkui-fn manifests.yaml` otherwise meets
 // "unsupported functionConfig v1 Pod" without learning that the file was taken as the config.
 // nil when the file is a functionConfig.
-func standaloneConfigError(path string) error {
+func configError(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("cannot read the functionConfig (the first file of sparkui-fn CONFIG.yaml FILE...): %w", err)

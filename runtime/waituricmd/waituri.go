@@ -1,4 +1,6 @@
-package main
+// Package waituricmd is `sparkui-runtime wait-uri`, for clients: it waits until the UI Service
+// publishes its external URI and prints it.
+package waituricmd
 
 import (
 	"context"
@@ -19,10 +21,11 @@ import (
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/runtime/binder"
 	"github.com/sparkui/sparkui/runtime/externaluri"
+	"github.com/sparkui/sparkui/runtime/verb"
 )
 
-// WaitURICommand is the client command that prints the published external URI.
-const WaitURICommand = "wait-uri"
+// Command is the client command that prints the published external URI.
+const Command = "wait-uri"
 
 // waitURIBackoff spaces the reads of the Service: 200 ms doubling to 5 s, jittered.
 var waitURIBackoff = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 1 << 30, Cap: 5 * time.Second}
@@ -38,10 +41,10 @@ func (s *waitURISettings) where() string {
 	return fmt.Sprintf("Service %s/%s", s.namespace, s.service)
 }
 
-// waitURI waits until the UI Service carries the resolved external URI while bound and prints
+// Main waits until the UI Service carries the resolved external URI while bound and prints
 // it on stdout. It reads the Service with GET (capped exponential backoff with jitter: 200 ms
 // doubling to 5 s), so it needs only `get` on that Service.
-func waitURI(args []string, stdout, stderr io.Writer) int {
+func Main(args []string, stdout, stderr io.Writer) int {
 	s, code, ok := parseWaitURI(args, stdout, stderr)
 	if !ok {
 		return code
@@ -49,14 +52,14 @@ func waitURI(args []string, stdout, stderr io.Writer) int {
 	c, err := s.client()
 	if err != nil {
 		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %v\n", err)
-		return exitFailed
+		return verb.ExitFailed
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	uri, denied, err := s.wait(ctx, c)
 	if err == nil {
 		fmt.Fprintln(stdout, uri)
-		return exitOK
+		return verb.ExitOK
 	}
 	return s.failed(stdout, stderr, denied, err)
 }
@@ -69,22 +72,22 @@ func parseWaitURI(args []string, stdout, stderr io.Writer) (s waitURISettings, c
 	fs.DurationVar(&s.timeout, "timeout", 5*time.Minute, "give up (exit 1) after this long; the other exit statuses are below")
 	fs.DurationVar(&s.requestTimeout, "request-timeout", 10*time.Second, "timeout of one API server request")
 	fs.StringVar(&s.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, else the in-cluster configuration, else ~/.kube/config)")
-	if code, ok := cli.ParseGo(fs, waitURIHelp, args, stdout, stderr); !ok {
+	if code, ok := cli.ParseGo(fs, Help, args, stdout, stderr); !ok {
 		return s, code, false
 	}
 	if fs.NArg() > 0 || s.service == "" || s.timeout <= 0 {
 		fmt.Fprintln(stderr, "sparkui-runtime wait-uri: takes --service (required), --namespace, a positive --timeout, --request-timeout and --kubeconfig"+cli.HelpHint)
-		return s, exitUsage, false
+		return s, verb.ExitUsage, false
 	}
 	if s.namespace == "" {
 		s.namespace = contextNamespace(s.kubeconfig)
 	}
-	return s, exitOK, true
+	return s, verb.ExitOK, true
 }
 
 // contextNamespace is the kubeconfig context's namespace, like kubectl's default.
 func contextNamespace(kubeconfig string) string {
-	n, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loadingRules(kubeconfig), &clientcmd.ConfigOverrides{}).Namespace()
+	n, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(verb.LoadingRules(kubeconfig), &clientcmd.ConfigOverrides{}).Namespace()
 	if err != nil || n == "" {
 		return "default"
 	}
@@ -92,7 +95,7 @@ func contextNamespace(kubeconfig string) string {
 }
 
 func (s *waitURISettings) client() (*binder.Client, error) {
-	restCfg, err := restConfig(s.kubeconfig)
+	restCfg, err := verb.RestConfig(s.kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("no API server configuration: %w", err)
 	}
@@ -126,10 +129,10 @@ func (s *waitURISettings) failed(stdout, stderr io.Writer, denied, err error) in
 	switch {
 	case denied != nil:
 		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v (wait-uri needs get on that Service)\n", s.where(), denied)
-		return exitFailed
+		return verb.ExitFailed
 	case errors.Is(err, externaluri.ErrWithdrawn):
 		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v\n", s.where(), err)
-		return exitWithdrawn
+		return verb.ExitWithdrawn
 	case errors.Is(err, externaluri.ErrHandedOff):
 		// The application's page on the History Server is where its link now leads.
 		var h *externaluri.HandedOff
@@ -137,14 +140,35 @@ func (s *waitURISettings) failed(stdout, stderr io.Writer, denied, err error) in
 			fmt.Fprintln(stdout, h.HistoryURI)
 		}
 		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v\n", s.where(), err)
-		return exitHandedOff
+		return verb.ExitHandedOff
 	case errors.Is(err, externaluri.ErrDeleted):
 		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v\n", s.where(), err)
-		return exitDeleted
+		return verb.ExitDeleted
 	case errors.Is(err, externaluri.ErrTimeout):
 		fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: no external URI after %s: %v\n", s.where(), s.timeout, err)
-		return exitFailed
+		return verb.ExitFailed
 	}
 	fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %v\n", s.where(), err)
-	return exitFailed
+	return verb.ExitFailed
+}
+
+// Help is `sparkui-runtime wait-uri --help` and its section of docs/cli.md.
+var Help = cli.Command{
+	Path:  "sparkui-runtime wait-uri",
+	Short: "wait until the UI Service carries its external URI while bound, and print it",
+	Usage: []string{"sparkui-runtime wait-uri --service=NAME [--namespace=NS] [--timeout=D] [--kubeconfig=FILE]"},
+	Long: `Reads the Service with GET (200 ms doubling to 5 s, jittered): get on that Service is all it
+needs. A Service that does not exist yet is waited for.`,
+	Examples: []string{
+		"sparkui-runtime wait-uri --namespace=spark-jobs --service=spark-pi-sparkui-ui-svc --timeout=10m",
+	},
+	Exit: []cli.Exit{
+		{Code: verb.ExitOK, Meaning: "the URI, printed on stdout"},
+		{Code: verb.ExitFailed, Meaning: "--timeout passed (stderr says what it last saw), or the API server refused the read (401/403)"},
+		{Code: verb.ExitUsage, Meaning: "bad arguments"},
+		{Code: verb.ExitWithdrawn, Meaning: "the UI Service is withdrawn (its selector has sparkui.dev/withdrawn)"},
+		{Code: verb.ExitDeleted, Meaning: "the UI Service was seen, then deleted"},
+		{Code: verb.ExitHandedOff, Meaning: "the UI Service is handed off to the History Server: its page (sparkui.dev/history-uri) on stdout"},
+	},
+	See: "docs/external-uri.md",
 }

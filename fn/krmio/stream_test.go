@@ -1,12 +1,10 @@
-package main
+package krmio
 
 import (
 	"bytes"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
-
-	"github.com/sparkui/sparkui/fn/function"
 )
 
 // plainSeeds are plain streams whose layout could tell one encoder from one per document:
@@ -35,16 +33,15 @@ func FuzzEncodeItems(f *testing.F) {
 		if err != nil || r.WrappingKind != "" || len(items) == 0 {
 			return
 		}
-		for i, it := range items {
-			if function.Unreadable(it, i) != nil {
-				return // written as it came, where ByteWriter may drop or panic
-			}
+		held := Screen(items)
+		if held.Len() > 0 {
+			return // written as it came, where ByteWriter may drop or panic
 		}
 		var want bytes.Buffer
 		if !kyamlWrites(&kio.ByteReadWriter{Writer: &want, KeepReaderAnnotations: true}, items) {
 			return
 		}
-		got, err := encodeItems(items)
+		got, err := encodeItems(items, held)
 		if err != nil {
 			t.Fatalf("encodeItems: %v\nkyaml wrote:\n%s", err, want.Bytes())
 		}

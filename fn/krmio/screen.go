@@ -1,4 +1,4 @@
-package function
+package krmio
 
 import (
 	"fmt"
@@ -22,12 +22,94 @@ const (
 	AliasRule = "SUI051"
 )
 
-// Unreadable reports why an item cannot be read as a Kubernetes object, as a result naming
-// the object and the field; nil when it can. i is its position in the input. Such an item
-// is left exactly as it is and kept out of everything else: kyaml's own readers and writers
-// index metadata and metadata.annotations as mappings (a list there panics, a scalar is
-// dropped), and an alias bomb would expand without end.
-func Unreadable(it *yaml.RNode, i int) *framework.Result {
+// Held is the set of items sparkui cannot read, found once per input by Screen: every
+// reader of this package screens what it read, the function reads none of them, and every
+// writer writes them exactly as they came. kyaml's own readers and writers index metadata
+// and metadata.annotations as mappings (a list there panics, a scalar is dropped), and an
+// alias bomb would expand without end.
+type Held struct {
+	why map[*yaml.RNode]*framework.Result
+	// Results are the reasons, in input order.
+	Results framework.Results
+}
+
+// Screen finds the items sparkui cannot read; i is an item's position in the input.
+func Screen(items []*yaml.RNode) *Held {
+	h := &Held{}
+	for i, it := range items {
+		if r := unreadable(it, i); r != nil {
+			if h.why == nil {
+				h.why = map[*yaml.RNode]*framework.Result{}
+			}
+			h.why[it] = r
+			h.Results = append(h.Results, r)
+		}
+	}
+	return h
+}
+
+// Has reports whether it is held (nil Held holds nothing).
+func (h *Held) Has(it *yaml.RNode) bool { return h != nil && h.why[it] != nil }
+
+// Why is the result that holds it, nil when it is read.
+func (h *Held) Why(it *yaml.RNode) *framework.Result {
+	if h == nil {
+		return nil
+	}
+	return h.why[it]
+}
+
+// Len is how many items are held.
+func (h *Held) Len() int {
+	if h == nil {
+		return 0
+	}
+	return len(h.why)
+}
+
+// Readable is items without the held ones (items itself when none is held).
+func (h *Held) Readable(items []*yaml.RNode) []*yaml.RNode {
+	if h.Len() == 0 {
+		return items
+	}
+	out := make([]*yaml.RNode, 0, len(items))
+	for _, it := range items {
+		if !h.Has(it) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// Restore puts the held items back where they were among what processing wrote (out, the
+// readable items as processing left them): the input's order (in), then what was added.
+func (h *Held) Restore(in, out []*yaml.RNode) []*yaml.RNode {
+	if h.Len() == 0 {
+		return out
+	}
+	written := make(map[*yaml.RNode]bool, len(out))
+	for _, it := range out {
+		written[it] = true
+	}
+	inInput := make(map[*yaml.RNode]bool, len(in))
+	res := make([]*yaml.RNode, 0, len(out)+h.Len())
+	for _, it := range in {
+		inInput[it] = true
+		if h.Has(it) || written[it] {
+			res = append(res, it)
+		}
+	}
+	for _, it := range out {
+		if !inInput[it] {
+			res = append(res, it)
+		}
+	}
+	return res
+}
+
+// unreadable reports why an item cannot be read as a Kubernetes object, as a result naming
+// the object and the field; nil when it can. i is its position in the input.
+func unreadable(it *yaml.RNode, i int) *framework.Result {
 	n := it.YNode()
 	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
 		n = n.Content[0]
@@ -65,51 +147,6 @@ func Unreadable(it *yaml.RNode, i int) *framework.Result {
 			fmt.Sprintf("%s: %v; sparkui reads no further and leaves it as it is", who, err))
 	}
 	return nil
-}
-
-// screen splits the items into those sparkui reads and those it leaves alone (by position).
-func screen(items []*yaml.RNode) (readable []*yaml.RNode, held map[*yaml.RNode]bool, results framework.Results) {
-	for i, it := range items {
-		if r := Unreadable(it, i); r != nil {
-			if held == nil {
-				held = map[*yaml.RNode]bool{}
-			}
-			held[it] = true
-			results = append(results, r)
-			continue
-		}
-		readable = append(readable, it)
-	}
-	if held == nil {
-		return items, nil, nil
-	}
-	return readable, held, results
-}
-
-// restore puts the held items back where they were among what processing wrote: the input's
-// order, then what was added.
-func restore(in, out []*yaml.RNode, held map[*yaml.RNode]bool) []*yaml.RNode {
-	if len(held) == 0 {
-		return out
-	}
-	written := make(map[*yaml.RNode]bool, len(out))
-	for _, it := range out {
-		written[it] = true
-	}
-	inInput := make(map[*yaml.RNode]bool, len(in))
-	res := make([]*yaml.RNode, 0, len(out)+len(held))
-	for _, it := range in {
-		inInput[it] = true
-		if held[it] || written[it] {
-			res = append(res, it)
-		}
-	}
-	for _, it := range out {
-		if !inInput[it] {
-			res = append(res, it)
-		}
-	}
-	return res
 }
 
 // describeAt names an object as messages do, and by its position when it has no name: in its

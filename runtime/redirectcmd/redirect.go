@@ -1,4 +1,6 @@
-package main
+// Package redirectcmd is `sparkui-runtime redirect`: the namespace's History Server redirector
+// (the serving itself is package runtime/redirect).
+package redirectcmd
 
 import (
 	"context"
@@ -18,10 +20,11 @@ import (
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/runtime/redirect"
+	"github.com/sparkui/sparkui/runtime/verb"
 )
 
-// RedirectCommand runs the namespace's History Server redirector (docs/history.md).
-const RedirectCommand = "redirect"
+// Command runs the namespace's History Server redirector (docs/history.md).
+const Command = "redirect"
 
 // DefaultHealthPort serves the redirector's /healthz and /readyz.
 const DefaultHealthPort = 8081
@@ -60,12 +63,12 @@ func parseRedirect(args []string, stderr io.Writer) (s redirectSettings, code in
 	fs.StringVar(&s.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, else the in-cluster configuration)")
 	fs.StringVar(&s.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&s.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	if code, ok := cli.ParseGo(fs, redirectHelp, args, os.Stdout, stderr); !ok {
+	if code, ok := cli.ParseGo(fs, Help, args, os.Stdout, stderr); !ok {
 		return s, code, false
 	}
-	if err := envDefaults(fs); err != nil {
+	if err := verb.EnvDefaults(fs); err != nil {
 		fmt.Fprintf(stderr, "sparkui-runtime redirect: invalid environment: %v\n", err)
-		return s, exitUsage, false
+		return s, verb.ExitUsage, false
 	}
 	if s.namespace == "" {
 		s.namespace = os.Getenv(sidecar.EnvPodNamespace)
@@ -100,44 +103,44 @@ func parseRedirect(args []string, stderr io.Writer) (s redirectSettings, code in
 		for _, e := range errs {
 			fmt.Fprintln(stderr, "sparkui-runtime redirect: "+e)
 		}
-		return s, exitUsage, false
+		return s, verb.ExitUsage, false
 	}
-	return s, exitOK, true
+	return s, verb.ExitOK, true
 }
 
-// redirectMain serves redirects until SIGTERM. It exits 1 when it cannot start (no API
+// Main serves redirects until SIGTERM. It exits 1 when it cannot start (no API
 // server configuration, a port taken).
-func redirectMain(args []string, stderr io.Writer) int {
+func Main(args []string, stderr io.Writer) int {
 	s, code, ok := parseRedirect(args, stderr)
 	if !ok {
 		return code
 	}
-	log, err := newLogger(stderr, s.logFormat, s.logLevel)
+	log, err := verb.NewLogger(stderr, s.logFormat, s.logLevel)
 	if err != nil {
 		fmt.Fprintln(stderr, "sparkui-runtime redirect: "+err.Error())
-		return exitUsage
+		return verb.ExitUsage
 	}
-	restCfg, err := restConfig(s.kubeconfig)
+	restCfg, err := verb.RestConfig(s.kubeconfig)
 	if err != nil {
 		log.Error("no API server configuration", "err", err)
-		return exitFailed
+		return verb.ExitFailed
 	}
 	restCfg.UserAgent = "sparkui-runtime-redirect/" + version.Version
 	w, err := redirect.NewWatcher(restCfg, s.namespace, log)
 	if err != nil {
 		log.Error("cannot make the API client", "err", err)
-		return exitFailed
+		return verb.ExitFailed
 	}
 	ln, err := net.Listen("tcp", ":"+strconv.Itoa(s.port))
 	if err != nil {
 		log.Error("cannot listen for redirects", "err", err)
-		return exitFailed
+		return verb.ExitFailed
 	}
 	hln, err := net.Listen("tcp", ":"+strconv.Itoa(s.healthPort))
 	if err != nil {
 		_ = ln.Close()
 		log.Error("cannot listen for health checks", "err", err)
-		return exitFailed
+		return verb.ExitFailed
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -162,9 +165,27 @@ func redirectMain(args []string, stderr io.Writer) int {
 	_ = srv.Shutdown(sctx)
 	_ = hsrv.Shutdown(sctx)
 	log.Info("stopped")
-	return exitOK
+	return verb.ExitOK
 }
 
 // discardLog drops net/http's own per-connection messages (TLS handshake errors, "too many
 // open files" retries, header-too-large): a flood would otherwise turn into a log flood.
 var discardLog = log.New(io.Discard, "", 0)
+
+// Help is `sparkui-runtime redirect --help` and its section of docs/cli.md.
+var Help = cli.Command{
+	Path:  "sparkui-runtime redirect",
+	Short: "the namespace's History Server redirector: sends users of a handed-off UI Service to its History Server page",
+	Usage: []string{"sparkui-runtime redirect [--namespace=NS] [--redirector-port=PORT] [--health-port=PORT] [--kubeconfig=FILE]"},
+	Long: `Every flag can also be given as $SPARKUI_<FLAG>, as for run. It takes where it may send users
+from its own configuration, never from what a driver wrote on its Service.`,
+	Examples: []string{
+		"sparkui-runtime redirect --namespace=spark-jobs",
+	},
+	Exit: []cli.Exit{
+		{Code: verb.ExitOK, Meaning: "stopped by SIGTERM"},
+		{Code: verb.ExitFailed, Meaning: "could not serve"},
+		{Code: verb.ExitUsage, Meaning: "bad arguments or environment"},
+	},
+	See: "docs/history.md",
+}

@@ -1,0 +1,112 @@
+package binder
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	"github.com/sparkui/sparkui/runtime/externaluri"
+)
+
+// Client writes one Service.
+type Client struct {
+	rc rest.Interface
+	t  Target
+
+	mu   sync.Mutex
+	view *externaluri.Service // the Service as the last response had it; nil = unknown
+}
+
+// NewClient makes a client for core/v1 Services from cfg. It registers no API types: the
+// runtime sends JSON Patches and reads Status errors, nothing else (which keeps it small).
+func NewClient(cfg *rest.Config, t Target) (*Client, error) {
+	c := externaluri.CoreV1Config(cfg)
+	rc, err := rest.RESTClientFor(c)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{rc: rc, t: t}, nil
+}
+
+// patch sends body and remembers the Service the API server answered with. A failure other
+// than a refused patch (which changed nothing) leaves the Service's state unknown.
+func (c *Client) patch(ctx context.Context, body []byte) error {
+	res := c.rc.Patch(types.JSONPatchType).
+		Namespace(c.t.Namespace).Resource("services").Name(c.t.Service).
+		Param("fieldManager", FieldManager).
+		Body(body).Do(ctx)
+	raw, err := res.Raw()
+	if err != nil {
+		err = res.Error() // the API server's Status, when the body is one
+	}
+	c.remember(raw, err)
+	return err
+}
+
+func (c *Client) remember(raw []byte, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		if !isGuardFailure(err) {
+			c.view = nil
+		}
+		return
+	}
+	if v, perr := externaluri.Parse(raw); perr == nil {
+		c.view = v
+	} else {
+		c.view = nil
+	}
+}
+
+// View is the Service as the last response had it, nil when unknown (nothing written yet in
+// this process, or the last request failed and may or may not have been applied).
+func (c *Client) View() *externaluri.Service {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.view
+}
+
+// Get reads the Service (used only to poll a load balancer's ingress, and by wait-uri).
+func (c *Client) Get(ctx context.Context) (*externaluri.Service, error) {
+	res := c.rc.Get().Namespace(c.t.Namespace).Resource("services").Name(c.t.Service).Do(ctx)
+	raw, err := res.Raw()
+	if err != nil {
+		return nil, res.Error()
+	}
+	v, err := externaluri.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.view = v
+	c.mu.Unlock()
+	return v, nil
+}
+
+// Bind sends BindPatch.
+func (c *Client) Bind(ctx context.Context, port int) error {
+	return c.classify(ctx, "bind", c.patch(ctx, c.t.BindPatch(port)))
+}
+
+// Publish writes the resolved external URI (PublishPatch). When the patch is refused with the
+// form the last response called for, the other form is tried (metadata.annotations appeared or
+// went meanwhile); refused again, the Service is no longer bound to this driver (or no longer
+// this application's): a NotOurs failure, without the read that names the owner.
+func (c *Client) Publish(ctx context.Context, uri string) error {
+	v := c.View()
+	have := v != nil && len(v.Metadata.Annotations) > 0
+	err := c.patch(ctx, c.t.PublishPatch(uri, have))
+	if isGuardFailure(err) {
+		err = c.patch(ctx, c.t.PublishPatch(uri, !have))
+	}
+	if isGuardFailure(err) {
+		return &Failure{Kind: NotOurs, Err: err, Message: fmt.Sprintf(
+			"publish the external URI on Service %s/%s: refused, the Service is no longer bound to this driver "+
+				"(its selector changed) or is not this application's; the URI is not written", c.t.Namespace, c.t.Service)}
+	}
+	return c.classify(ctx, "publish the external URI on", err)
+}
