@@ -138,9 +138,9 @@ func (r *Reader) readFiles() ([]*yaml.RNode, error) {
 			}
 			return nil, fmt.Errorf("unable to read input file %s: %w", p, err)
 		}
-		fromFiles = append(fromFiles, b...)
+		fromFiles = joinDocuments(fromFiles, b)
 	}
-	data := append(fromStdin, fromFiles...)
+	data := joinDocuments(fromStdin, fromFiles)
 	if items, ok := plainStream(data); ok {
 		return r.screened(items), nil
 	}
@@ -151,6 +151,23 @@ func (r *Reader) readFiles() ([]*yaml.RNode, error) {
 	}
 	rw.Reader = nil
 	return r.wrapped(rw, items)
+}
+
+// joinDocuments appends next to data as documents of their own. kyaml's standalone command
+// joins its files byte for byte (kyaml fn/framework/command/command.go, io.MultiReader), so the
+// last object of one file without a closing "---" and the first of the next became one mapping
+// with every key twice: two ordinary one-object files could not be given together.
+func joinDocuments(data, next []byte) []byte {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return append(data, next...)
+	}
+	if len(bytes.TrimSpace(next)) == 0 {
+		return data
+	}
+	if data[len(data)-1] != '\n' {
+		data = append(data, '\n')
+	}
+	return append(append(data, "---\n"...), next...)
 }
 
 func (r *Reader) screened(items []*yaml.RNode) []*yaml.RNode {

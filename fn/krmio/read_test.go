@@ -73,10 +73,14 @@ func TestReaderFiles(t *testing.T) {
 	list := write("list.yaml", "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: b}}\n"+
 		"functionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: from-list}}\n")
 	plain := write("plain.yaml", "---\napiVersion: v1\nkind: Pod\nmetadata: {name: c}\n")
+	// One object each, no "---", the last without a final newline: still separate objects.
+	d := write("d.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: d}")
+	e := write("e.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: e}\n")
+	empty := write("empty.yaml", "")
 	for _, c := range []struct {
 		args []string
 		want string
-	}{{[]string{cfg, list}, "b"}, {[]string{cfg, plain, "-"}, "a,c"}} {
+	}{{[]string{cfg, list}, "b"}, {[]string{cfg, plain, "-"}, "a,c"}, {[]string{cfg, d, e}, "d,e"}, {[]string{cfg, e, empty, d, "-"}, "a,e,d"}} {
 		r := &Reader{Stdin: strings.NewReader("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n"), Args: c.args, Budget: inputlimit.NewBudget(0)}
 		items, err := r.Read()
 		if err != nil {
