@@ -30,38 +30,15 @@ var SUI034 = Rule{
 `,
 	Check: checkSUI034,
 	// A warning: the bindings warn. Only the resource's own sparkConf is read.
-	Admission: []AdmissionPolicy{
-		{Name: "kubeflow", Group: kubeflowGroup, Versions: []string{"v1beta2"}, Resources: []string{"sparkapplications"},
-			Validations: []string{celNoConfKey("object.spec", app.KeyPodTemplateFile)}},
-		{Name: "kubeflow-scheduled", Group: kubeflowGroup, Versions: []string{"v1beta2"}, Resources: []string{"scheduledsparkapplications"},
-			Validations: []string{`!has(object.spec.template) || ` + celNoConfKey("object.spec.template", app.KeyPodTemplateFile)}},
-		{Name: "apache", Group: "spark.apache.org", Versions: []string{"v1", "v1beta1"}, Resources: []string{"sparkapplications"},
-			Validations: []string{`!has(object.spec) || ` + celNoConfKey("object.spec", app.KeyPodTemplateFile)}},
-	},
+	Admission: sparkConfPolicies(0, "SUI034", func(spec string) string { return celNoConfKey(spec, app.KeyPodTemplateFile) }),
 }
 
 func checkSUI034(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.IsPod() {
-			continue
-		}
 		f, ok := a.Props[app.KeyPodTemplateFile]
-		if !ok {
-			continue
-		}
-		var msg string
-		switch a.Carrier.Kind {
-		case app.KindKubeflow:
-			msg = " is overridden by the operator's own template file (always since v2.4, and whenever spec.driver.template is set): move its content into spec.driver.template"
-		case app.KindApache:
-			// The Apache operator only checks its own overrides for an existing file, never
-			// spec.sparkConf (SparkAppResourceSpecFactory.java getOrCreateLocalFileForDriverSpec),
-			// and its overrides are set after sparkConf (SparkAppSubmissionWorker.java
-			// buildDriverConf): with a podTemplateSpec, which sparkui always writes, the user's
-			// file is never read.
-			msg = " is overridden by the file the Apache operator writes from spec.driverSpec.podTemplateSpec, which sparkui uses for the sidecar: move its content into spec.driverSpec.podTemplateSpec"
-		default:
+		msg := a.Carrier.Note("SUI034")
+		if !ok || msg == "" {
 			continue
 		}
 		out = append(out, Finding{Object: a.Pod, Field: fieldpath.Key(a.Carrier.ConfPath, app.KeyPodTemplateFile),
