@@ -16,9 +16,9 @@ var SUI050 = Rule{
 	Severity: framework.Warning,
 	Title:    "a Spark operator resource at an unread apiVersion, or a List nested in the input, is not read",
 	Name:     "NotRead",
-	Catches:  "A Spark operator's resource at a version sparkui does not read: a SparkApplication or ScheduledSparkApplication of the kubeflow group (sparkoperator.k8s.io) at another version than v1beta2 (the older v1beta1, a future v1) or a kubeflow SparkConnect at another than v1alpha1, a SparkApplication of the Apache group (spark.apache.org) at another version than v1 or v1beta1 (a future v2); and a List (kind List or …List with items) that is one object among others, or inside another List.",
+	Catches:  "A Spark operator's resource of a kind sparkui reads at another version than the ones it reads (" + strings.Join(app.ReadVersions(), " | ") + "), e.g. a kubeflow SparkApplication at the older v1beta1 or a future v1; and a List (kind List or …List with items) that is one object among others, or inside another List.",
 	Why:      "sparkui reads the versions whose schema it knows (the carrier adapters registered in internal/app/registry.go) and unwraps a List only when it is the whole input, as kustomize and kpt do. Anything else passes through untouched: its driver gets no UI Service and no runtime, and nothing else would say so. kubectl apply creates the objects of a nested List all the same.",
-	Fix:      "Move the resource to a version sparkui reads (kubeflow: sparkoperator.k8s.io/v1beta2, SparkConnect v1alpha1; Apache: spark.apache.org/v1), or write the List's objects as documents of the stream.",
+	Fix:      "Move the resource to a version sparkui reads (the message names them), or write the List's objects as documents of the stream.",
 	Failing: `apiVersion: sparkoperator.k8s.io/v1beta1   # SUI050 apiVersion
 kind: SparkApplication
 `,

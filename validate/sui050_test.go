@@ -22,7 +22,7 @@ func TestSUI050CoversEveryCustomResource(t *testing.T) {
 		if unread || len(read) == 0 {
 			t.Errorf("%s %s: read versions %v, unread %v; want it read", tc.av, tc.kind, read, unread)
 		}
-		if !strings.Contains(SUI050.Catches, "("+group+")") {
+		if !strings.Contains(SUI050.Catches, group+": ") {
 			t.Errorf("SUI050's Catches does not name group %s", group)
 		}
 		if _, _, unread := app.UnreadVersion(group+"/v9", tc.kind); !unread {

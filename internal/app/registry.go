@@ -222,6 +222,27 @@ func UnreadVersion(av, kind string) (group string, read []string, unread bool) {
 	return group, read, len(read) > 0
 }
 
+// ReadVersions lists the custom resources sparkui reads, by group, for documentation: e.g.
+// "spark.apache.org: SparkApplication v1, v1beta1", in registry order.
+func ReadVersions() []string {
+	var groups []string
+	kinds := map[string][]string{}
+	for _, a := range Adapters {
+		if a.caps&CapCustomResource == 0 {
+			continue
+		}
+		if kinds[a.group] == nil {
+			groups = append(groups, a.group)
+		}
+		kinds[a.group] = append(kinds[a.group], a.objectKind+" "+strings.Join(a.versions, ", "))
+	}
+	out := make([]string, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, g+": "+strings.Join(kinds[g], "; "))
+	}
+	return out
+}
+
 // Has reports whether the carrier has capability cap.
 func (c *Carrier) Has(cap Capability) bool {
 	return c != nil && c.profile != nil && c.profile.caps&cap != 0
