@@ -9,7 +9,7 @@ import (
 )
 
 // The carrier registry: every sort of object a Spark driver is found in, one Adapter each,
-// listed once in Adapters below. An adapter lives in its own file (pod.go, workload.go,
+// listed once in Adapters below. An adapter lives in its own file (e.g. pod.go, workload.go,
 // kubeflow.go, sparkconnect.go, apache.go) and owns everything sparkui knows of
 // its carrier: the API versions it reads (and so the ones it recognises but does not read:
 // SUI050), how it detects and reads the object, every field path it writes (its slots), the
@@ -19,7 +19,7 @@ import (
 // carrier").
 
 // CarrierKind is the family of carriers an adapter belongs to ("Pod", "workload",
-// "kubeflow", "apache"): a name for tests and messages; no code outside the
+// "kubeflow", "apache", …): a name for tests and messages; no code outside the
 // adapters branches on it.
 type CarrierKind string
 
@@ -254,7 +254,7 @@ func (c *Carrier) Has(cap Capability) bool {
 func (c *Carrier) SparkOwnsIdentityLabel() bool { return c.Has(CapSubmitOutput) }
 
 // OperatorFillsContainer reports a carrier whose operator completes a driver container the
-// pod template lacks (kubeflow, Apache): Ensure may add one.
+// pod template lacks (the operators' carriers): Ensure may add one.
 func (c *Carrier) OperatorFillsContainer() bool { return c.Has(CapOperatorContainer) }
 
 // DriverRole is the spark-role label value of the carrier's driver Pod.
