@@ -17,6 +17,7 @@ func TestSUI050CoversEveryCustomResource(t *testing.T) {
 		{"sparkoperator.k8s.io/v1alpha1", "SparkConnect"},
 		{"spark.apache.org/v1", "SparkApplication"},
 		{"spark.apache.org/v1beta1", "SparkApplication"},
+		{"spark.stackable.tech/v1alpha1", "SparkApplication"},
 	} {
 		group, read, unread := app.UnreadVersion(tc.av, tc.kind)
 		if unread || len(read) == 0 {

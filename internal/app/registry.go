@@ -130,6 +130,7 @@ var Adapters = []*Adapter{
 	kubeflowAdapter, scheduledAdapter,
 	apacheAdapter,
 	sparkConnectAdapter,
+	stackableAdapter,
 }
 
 // Names of operator fields (Carrier.FieldPath).
