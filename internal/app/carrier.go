@@ -3,7 +3,7 @@ package app
 // Carriers: the input objects a Spark driver is found in. docs/operators.md lists them: a
 // spark-submit driver Pod, a workload whose pod template is a driver, a kubeflow
 // SparkApplication/ScheduledSparkApplication or SparkConnect and an Apache SparkApplication
-// (one row each in profile.go). A Carrier
+// (one adapter each, registered in registry.go). A Carrier
 // reads, for one object, what an application needs (Spark conf, ServiceAccount, name,
 // namespace, deploy mode, …) and says where the function writes the pod-level additions
 // (runtime sidecar, volume, withdraw hook, labels) so that the operator or controller
