@@ -58,6 +58,9 @@ func checkSUI046(ctx *Context) []Finding {
 			out = append(out, Finding{Object: a.Pod, Field: fieldpath.Key(fieldpath.Index(strings.Join(optsPath, "."), i), "servicePort"),
 				Msg: fmt.Sprintf("the operator's driver ingress Service for this entry targets the declared port %d, not the port the UI bound: drop the entry and route to %s instead (sparkui's spec.route writes the route)", n, target)})
 		}
+		if len(ctx.Model.Ingresses) == 0 {
+			continue
+		}
 		for _, opSvc := range sortedKeys(a.Carrier.OperatorServices()) {
 			out = append(out, operatorUIIngresses(ctx, a, opSvc, target)...)
 		}

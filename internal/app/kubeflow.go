@@ -122,8 +122,11 @@ func (c *Carrier) detectKubeflow(opts CarrierOptions) error {
 			c.Overlap = &CarrierNote{Field: "spec.concurrencyPolicy", Msg: "concurrencyPolicy is Allow" + overlapAllow}
 		}
 	}
-	c.MainClassPath = joinPath(cat(c.base, "mainClass")...)
-	c.SparkVersionPath = joinPath(cat(c.base, "sparkVersion")...)
+	// Constant strings: detection runs twice per function run on every application.
+	c.MainClassPath, c.SparkVersionPath = "spec.mainClass", "spec.sparkVersion"
+	if c.ObjectKind == "ScheduledSparkApplication" {
+		c.MainClassPath, c.SparkVersionPath = "spec.template.mainClass", "spec.template.sparkVersion"
+	}
 	var err error
 	if c.Conf, err = c.readStringMap(cat(c.base, "sparkConf")...); err != nil {
 		return err
