@@ -27,7 +27,7 @@ func dualStack(t testing.TB) testcluster.Options {
 	}
 	return testcluster.Options{APIServerArgs: map[string][]string{
 		"service-cluster-ip-range": {"10.0.0.0/24,fd00:10:96::/112"},
-	}, CRDDirectoryPaths: append(gw, "../testdata/assets/crds", "../testdata/assets/crds-openshift")}
+	}, CRDDirectoryPaths: append(gw, "../testdata/assets/crds", "../testdata/assets/crds-openshift", "../testdata/assets/crds-stackable")}
 }
 
 // The API server checks live here, with the other end-to-end checks of what the built

@@ -33,7 +33,7 @@ import (
 // matrixCarrier is one carrier fixture.
 type matrixCarrier struct {
 	name, file string
-	kind       string // Pod, kubeflow, sparkconnect, apache, workload
+	kind       string // Pod, kubeflow, sparkconnect, apache, stackable, workload
 	// hostNetwork: the fixture's driver is on the host network.
 	hostNetwork bool
 }
@@ -46,6 +46,7 @@ var matrixCarriers = []matrixCarrier{
 	{"apache-v1", "../testdata/assets/carriers/apache-v1.yaml", "apache", false},
 	{"apache-v1-template", "../testdata/assets/carriers/apache-v1-template.yaml", "apache", false},
 	{"apache-v1beta1", "../testdata/assets/carriers/apache-v1beta1.yaml", "apache", false},
+	{"stackable-sparkapplication", "../testdata/assets/carriers/stackable-sparkapplication.yaml", "stackable", false},
 	{"deployment", "../testdata/assets/carriers/connect-deployment.yaml", "workload", true},
 	{"statefulset", "../testdata/assets/carriers/notebook-statefulset.yaml", "workload", false},
 	{"job", "../testdata/assets/carriers/driver-job.yaml", "workload", false},
@@ -247,7 +248,8 @@ func setConf(t *testing.T, items []*yaml.RNode, k, v string) {
 			case "spark.kubernetes.driver.service.ipFamilies":
 				mustPipe(t, it, yaml.LookupCreate(yaml.MappingNode, "spec"), yaml.SetField("ipFamilies", yaml.NewListRNode(strings.Split(v, ",")...)))
 			}
-		case strings.HasPrefix(it.GetApiVersion(), "sparkoperator.k8s.io/") || strings.HasPrefix(it.GetApiVersion(), "spark.apache.org/"):
+		case strings.HasPrefix(it.GetApiVersion(), "sparkoperator.k8s.io/") || strings.HasPrefix(it.GetApiVersion(), "spark.apache.org/") ||
+			strings.HasPrefix(it.GetApiVersion(), "spark.stackable.tech/"):
 			path := []string{"spec", "sparkConf"}
 			if kind == "ScheduledSparkApplication" {
 				path = []string{"spec", "template", "sparkConf"}
@@ -318,6 +320,8 @@ func setHostNetwork(t *testing.T, items []*yaml.RNode, route string, on bool) {
 			}
 			if strings.HasPrefix(it.GetApiVersion(), "spark.apache.org/") {
 				spec = append(base, "driverSpec", "podTemplateSpec", "spec")
+			} else if strings.HasPrefix(it.GetApiVersion(), "spark.stackable.tech/") {
+				spec = append(base, "driver", "podOverrides", "spec")
 			} else if route == "webhook" {
 				drv := append(base, "driver")
 				if on {
@@ -462,8 +466,93 @@ func operatorDriverPod(t *testing.T, it *yaml.RNode, route string) *yaml.RNode {
 		return apacheTemplatePod(t, it)
 	case it.GetApiVersion() == "sparkoperator.k8s.io/v1alpha1" && it.GetKind() == "SparkConnect":
 		return connectServerPod(t, it)
+	case it.GetApiVersion() == "spark.stackable.tech/v1alpha1" && it.GetKind() == "SparkApplication":
+		return stackableDriverPod(t, it)
 	}
 	return nil
+}
+
+// stackableDriverPod is the driver Pod of a Stackable SparkApplication: the driver pod
+// template the operator builds (stackabletech/spark-k8s-operator
+// rust/operator-binary/src/spark_k8s_controller.rs pod_template: one container "spark", the
+// application's ServiceAccount, its config volume) with spec.driver.podOverrides merged over
+// it as k8s-openapi's DeepMerge does (mergeOverrides), then what Spark adds to the template's
+// container.
+func stackableDriverPod(t *testing.T, it *yaml.RNode) *yaml.RNode {
+	t.Helper()
+	name := it.GetName()
+	image := "oci.stackable.tech/sdp/spark-k8s:3.5.6-stackable0.0.0-dev"
+	pod := yaml.MustParse(`apiVersion: v1
+kind: Pod
+metadata:
+  labels: {app.kubernetes.io/name: spark-k8s, app.kubernetes.io/instance: ` + name + `, app.kubernetes.io/component: spark, prometheus.io/scrape: "true"}
+spec:
+  serviceAccountName: ` + name + `
+  securityContext: {fsGroup: 1000}
+  containers:
+  - name: spark
+    image: ` + image + `
+    volumeMounts: [{name: config, mountPath: /stackable/spark/conf}]
+  volumes:
+  - name: config
+    configMap: {name: ` + name + `-driver-pod-template}
+`)
+	if o, _ := it.Pipe(yaml.Lookup("spec", "driver", "podOverrides")); o != nil {
+		mergeOverrides(pod.YNode(), o.YNode(), "")
+	}
+	labels := pod.GetLabels()
+	labels["spark-role"] = "driver"
+	labels["spark-app-selector"] = "spark-0123456789abcdef0123456789abcdef"
+	mustSet(t, pod.SetLabels(labels), pod.SetName(name+"-0123456789abcdef-driver"), pod.SetNamespace(it.GetNamespace()))
+	spec, _ := pod.Pipe(yaml.Lookup("spec"))
+	mustPipe(t, spec, yaml.SetField("restartPolicy", yaml.NewScalarRNode("Never")))
+	completeContainers(t, spec)
+	return pod
+}
+
+// mergeOverrides merges a podOverrides mapping into a Pod as the Stackable operator does
+// (k8s-openapi's generated DeepMerge, after the API's list-map keys: containers,
+// initContainers, volumes and env by name, volumeMounts by mountPath, ports by containerPort;
+// a mapping merged key by key; anything else replaced).
+func mergeOverrides(dst, src *yaml.Node, key string) {
+	listKey := map[string]string{"containers": "name", "initContainers": "name", "volumes": "name", "env": "name",
+		"volumeMounts": "mountPath", "ports": "containerPort"}[key]
+	switch {
+	case dst.Kind == yaml.MappingNode && src.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(src.Content); i += 2 {
+			k, v := src.Content[i].Value, src.Content[i+1]
+			found := false
+			for j := 0; j+1 < len(dst.Content); j += 2 {
+				if dst.Content[j].Value == k {
+					if (v.Kind == yaml.MappingNode && dst.Content[j+1].Kind == yaml.MappingNode) || (v.Kind == yaml.SequenceNode && dst.Content[j+1].Kind == yaml.SequenceNode) {
+						mergeOverrides(dst.Content[j+1], v, k)
+					} else {
+						dst.Content[j+1] = v
+					}
+					found = true
+				}
+			}
+			if !found {
+				dst.Content = append(dst.Content, src.Content[i], v)
+			}
+		}
+	case dst.Kind == yaml.SequenceNode && src.Kind == yaml.SequenceNode && listKey != "":
+		for _, e := range src.Content {
+			id := yaml.NewRNode(e).Field(listKey)
+			merged := false
+			for _, d := range dst.Content {
+				if f := yaml.NewRNode(d).Field(listKey); id != nil && f != nil && f.Value.YNode().Value == id.Value.YNode().Value {
+					mergeOverrides(d, e, "")
+					merged = true
+				}
+			}
+			if !merged {
+				dst.Content = append(dst.Content, e)
+			}
+		}
+	default:
+		*dst = *src
+	}
 }
 
 // connectServerPod is the server Pod kubeflow's SparkConnect controller creates

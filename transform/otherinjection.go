@@ -28,7 +28,7 @@ func RemoveOtherInjection(c *app.Carrier) bool {
 	}
 	label := app.LabelApplication
 	value := c.IdentityValue()
-	if off.Injection == app.InjectWebhook {
+	if off.ViaWebhook() {
 		_, parent, key := slotAt(off, app.SlotInitContainers)
 		removed := dropNamed(parent, key, sidecar.ContainerName)
 		_, parent, key = slotAt(off, app.SlotVolumes)

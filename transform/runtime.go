@@ -247,7 +247,7 @@ func injectCarrier(a *app.App, o Options) {
 	// container there too, or the webhook drops it and the Pod is refused for the runtime's
 	// mount of a volume that does not exist. On every other route the driver never mounts it.
 	upsertNamed(drv, "volumeMounts", driverMount())
-	if o.RuntimeAuth.Kind != "" && c.Kind == app.KindKubeflow && c.Injection == app.InjectWebhook {
+	if o.RuntimeAuth.Kind != "" && c.ViaWebhook() {
 		upsertNamed(drv, "volumeMounts", authMount())
 	} else {
 		dropNamed(drv, "volumeMounts", sidecar.AuthVolumeName)

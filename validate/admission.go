@@ -1,6 +1,10 @@
 package validate
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/sparkui/sparkui/internal/app"
+)
 
 // Admission is how a rule that looks at one object at a time is enforced in a cluster, by
 // ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1, CEL) that `sparkui-fn policy`
@@ -62,3 +66,15 @@ var (
 	admitWorkloads = []string{"deployments", "statefulsets"}
 	opCreate       = []string{"CREATE"}
 )
+
+// sparkConfPolicies are one policy per operator resource that the carrier registry scopes by
+// cap and note (app.AdmissionTargets), each validating the resource's sparkConf with valid
+// (given the CEL path of the part that holds it): the adapters say where that part is.
+func sparkConfPolicies(cap app.Capability, note string, valid func(spec string) string) []AdmissionPolicy {
+	var out []AdmissionPolicy
+	for _, t := range app.AdmissionTargets(cap, note) {
+		out = append(out, AdmissionPolicy{Name: t.Scope.Name, Group: t.Group, Versions: t.Versions, Resources: []string{t.Resource},
+			Validations: []string{t.Scope.Guard + valid(t.Scope.Spec)}})
+	}
+	return out
+}

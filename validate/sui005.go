@@ -41,7 +41,7 @@ func checkSUI005(ctx *Context) []Finding {
 		}
 		ui := yamlx.Get(a.UIService.YNode(), "spec")
 		if a.DriverService == nil {
-			if a.IsPod() {
+			if a.IsSubmitOutput() {
 				continue
 			}
 			// No driver Service before the run: Spark makes it from the conf's settings.

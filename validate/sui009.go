@@ -236,7 +236,7 @@ func checkMounts(a *app.App, c *yaml.Node, base string) []Finding {
 		has[yamlx.GetStr(v, "name")] = true
 	}
 	drv, drvPath := a.Slot(app.SlotDriverContainer)
-	webhook := a.Carrier != nil && a.Carrier.Kind == app.KindKubeflow && a.Carrier.Injection == app.InjectWebhook
+	webhook := a.Carrier.ViaWebhook()
 	driverMounts := map[string]bool{}
 	for j, m := range yamlx.Items(yamlx.Get(drv, "volumeMounts")) {
 		name := yamlx.GetStr(m, "name")

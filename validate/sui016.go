@@ -31,7 +31,7 @@ func checkSUI016(ctx *Context) []Finding {
 		if a.ServiceAccount == "" {
 			f := Finding{Object: a.Pod, Field: "spec.serviceAccountName",
 				Msg: "the driver Pod names no ServiceAccount: it runs as \"default\", which then gets the runtime's grant; set spark.kubernetes.authenticate.driver.serviceAccountName"}
-			if !a.IsPod() {
+			if !a.IsSubmitOutput() {
 				f.Field = a.ServiceAccountField()
 				f.Msg = "the driver names no ServiceAccount: it runs as \"default\", which then gets the runtime's grant; set " + f.Field
 			}

@@ -44,7 +44,7 @@ func checkSUI017(ctx *Context) []Finding {
 		if a.UIService == nil {
 			continue
 		}
-		if a.Carrier.Kind == app.KindKubeflow && a.Carrier.Injection == app.InjectWebhook {
+		if a.Carrier.ViaWebhook() {
 			continue // spec.driver.lifecycle: SUI033 reports it, as an error
 		}
 		c := a.DriverContainerNode()

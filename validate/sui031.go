@@ -29,14 +29,7 @@ spec:
 	// spark.ui.port is read as Spark reads it (a 32-bit integer: sign and leading zeros
 	// allowed); only the resource's own sparkConf is looked at (a conf in a ConfigMap it
 	// names is another object).
-	Admission: []AdmissionPolicy{
-		{Name: "kubeflow", Group: kubeflowGroup, Versions: []string{"v1beta2"}, Resources: []string{"sparkapplications"},
-			Validations: []string{celNoZeroUIPort("object.spec")}},
-		{Name: "kubeflow-scheduled", Group: kubeflowGroup, Versions: []string{"v1beta2"}, Resources: []string{"scheduledsparkapplications"},
-			Validations: []string{`!has(object.spec.template) || ` + celNoZeroUIPort("object.spec.template")}},
-		{Name: "apache", Group: "spark.apache.org", Versions: []string{"v1", "v1beta1"}, Resources: []string{"sparkapplications"},
-			Validations: []string{`!has(object.spec) || ` + celNoZeroUIPort("object.spec")}},
-	},
+	Admission: sparkConfPolicies(app.CapSparkSubmitsFromConf, "", celNoZeroUIPort),
 }
 
 // checkSUI031: only the operators' resources; for a spark-submit Pod the function drops the
@@ -44,7 +37,7 @@ spec:
 func checkSUI031(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.Carrier.Kind != app.KindKubeflow && a.Carrier.Kind != app.KindApache {
+		if !a.Carrier.Has(app.CapSparkSubmitsFromConf) {
 			continue
 		}
 		if _, ok := a.Props[sparkconf.KeyUIPort]; ok && a.Settings.UIPort == 0 {

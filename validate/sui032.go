@@ -31,23 +31,9 @@ func checkSUI032(ctx *Context) []Finding {
 		if !a.Settings.UIEnabled {
 			continue
 		}
-		if a.Carrier.ObjectKind == "SparkConnect" {
-			for svc := range a.Carrier.OperatorServices() {
-				out = append(out, Finding{Object: a.Pod,
-					Msg: "the kubeflow operator also creates the SparkConnect server Service " + svc + ", whose port web-ui targets 4040 whatever the UI bound (spark.ui.port, port+N, TLS): use " + a.UIServiceName + " for the UI"})
-			}
-			continue
+		for _, msg := range a.Carrier.OperatorUIServices(a.UIServiceName, sparkuiService(a)) {
+			out = append(out, Finding{Object: a.Pod, Msg: msg})
 		}
-		if a.Carrier.Kind != app.KindKubeflow {
-			continue
-		}
-		theirs := a.Carrier.Name + "-ui-svc"
-		if a.Carrier.ObjectKind == "ScheduledSparkApplication" {
-			theirs = "<run>-ui-svc for every run <" + a.Carrier.Name + "-timestamp>"
-		}
-		ours := sparkuiService(a)
-		out = append(out, Finding{Object: a.Pod,
-			Msg: "the kubeflow operator also creates " + theirs + ", which targets the declared spark.ui.port (else 4040), not the port the UI bound: use " + ours + ", or switch the operator's off operator-wide (--enable-ui-service=false, Helm controller.uiService.enable=false)"})
 	}
 	return out
 }

@@ -40,17 +40,18 @@ var SUI033 = Rule{
 func checkSUI033(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.Carrier.Kind != app.KindKubeflow || a.Carrier.UserLifecyclePath == "" || !a.Settings.UIEnabled {
+		// UserLifecyclePath is set only where a webhook can replace the driver's lifecycle.
+		if a.Carrier.UserLifecyclePath == "" || !a.Settings.UIEnabled {
 			continue
 		}
 		// spec.driver is the webhook injection's driver slot; on the template injection that slot is
 		// the template's container, so read it on the other injection.
 		dc := a.Carrier
-		if dc.Injection != app.InjectWebhook {
+		if !dc.ViaWebhook() {
 			dc = dc.OtherInjection()
 		}
 		drv, _, _ := dc.Lookup(app.SlotDriverContainer)
-		if a.Carrier.Injection == app.InjectWebhook {
+		if a.Carrier.ViaWebhook() {
 			l := yamlx.Get(drv, "lifecycle")
 			if h := yamlx.Get(l, "preStop"); h == nil || app.IsOurPreStop(h) {
 				continue

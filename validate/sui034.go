@@ -14,10 +14,11 @@ var SUI034 = Rule{
 	Severity: framework.Warning,
 	Title:    "spark.kubernetes.driver.podTemplateFile in an operator's sparkConf is overridden",
 	Name:     "OperatorPodTemplateFile",
-	Catches:  "A kubeflow SparkApplication or ScheduledSparkApplication, or an Apache SparkApplication (spark.apache.org/v1, v1beta1), whose spec.sparkConf sets spark.kubernetes.driver.podTemplateFile.",
+	Catches:  "A kubeflow SparkApplication or ScheduledSparkApplication, an Apache SparkApplication (spark.apache.org/v1, v1beta1) or a Stackable SparkApplication (spark.stackable.tech/v1alpha1), whose spec.sparkConf sets spark.kubernetes.driver.podTemplateFile (the carriers whose adapter has a note for SUI034).",
 	Why: "Both operators replace the key with a file they write from the pod template sparkui puts the sidecar in. kubeflow passes its own --conf spark.kubernetes.driver.podTemplateFile (written from spec.driver.template) after the sparkConf ones, and spark-submit keeps the last: since v2.4 it always does (internal/controller/sparkapplication/submission.go driverPodTemplateOption), in v2.1–v2.3 whenever driver.template is set, which sparkui's template injection does. " +
-		"The Apache operator, whenever spec.driverSpec.podTemplateSpec is set (which sparkui always does), writes that template to a temporary file and sets the key to it in its conf overrides (SparkAppResourceSpecFactory.java getOrCreateLocalFileForDriverSpec), which SparkAppSubmissionWorker.java buildDriverConf applies after spec.sparkConf. The file's content never reaches the driver.",
-	Fix: "Move the file's pod template into spec.driver.template (kubeflow) or spec.driverSpec.podTemplateSpec (Apache) and remove the key.",
+		"The Apache operator, whenever spec.driverSpec.podTemplateSpec is set (which sparkui always does), writes that template to a temporary file and sets the key to it in its conf overrides (SparkAppResourceSpecFactory.java getOrCreateLocalFileForDriverSpec), which SparkAppSubmissionWorker.java buildDriverConf applies after spec.sparkConf. The file's content never reaches the driver. " +
+		"Stackable's operator is the other way round: it passes its own key (the template it builds from spec.driver.podOverrides) before the sparkConf entries (rust/operator-binary/src/crd/mod.rs build_command), so the user's file wins and the template carrying sparkui's runtime is never read.",
+	Fix: "Move the file's pod template into spec.driver.template (kubeflow), spec.driverSpec.podTemplateSpec (Apache) or spec.driver.podOverrides (Stackable) and remove the key.",
 	Failing: `spec:
   sparkConf:
     spark.kubernetes.driver.podTemplateFile: /opt/templates/driver.yaml   # SUI034
@@ -30,38 +31,15 @@ var SUI034 = Rule{
 `,
 	Check: checkSUI034,
 	// A warning: the bindings warn. Only the resource's own sparkConf is read.
-	Admission: []AdmissionPolicy{
-		{Name: "kubeflow", Group: kubeflowGroup, Versions: []string{"v1beta2"}, Resources: []string{"sparkapplications"},
-			Validations: []string{celNoConfKey("object.spec", app.KeyPodTemplateFile)}},
-		{Name: "kubeflow-scheduled", Group: kubeflowGroup, Versions: []string{"v1beta2"}, Resources: []string{"scheduledsparkapplications"},
-			Validations: []string{`!has(object.spec.template) || ` + celNoConfKey("object.spec.template", app.KeyPodTemplateFile)}},
-		{Name: "apache", Group: "spark.apache.org", Versions: []string{"v1", "v1beta1"}, Resources: []string{"sparkapplications"},
-			Validations: []string{`!has(object.spec) || ` + celNoConfKey("object.spec", app.KeyPodTemplateFile)}},
-	},
+	Admission: sparkConfPolicies(0, "SUI034", func(spec string) string { return celNoConfKey(spec, app.KeyPodTemplateFile) }),
 }
 
 func checkSUI034(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.IsPod() {
-			continue
-		}
 		f, ok := a.Props[app.KeyPodTemplateFile]
-		if !ok {
-			continue
-		}
-		var msg string
-		switch a.Carrier.Kind {
-		case app.KindKubeflow:
-			msg = " is overridden by the operator's own template file (always since v2.4, and whenever spec.driver.template is set): move its content into spec.driver.template"
-		case app.KindApache:
-			// The Apache operator only checks its own overrides for an existing file, never
-			// spec.sparkConf (SparkAppResourceSpecFactory.java getOrCreateLocalFileForDriverSpec),
-			// and its overrides are set after sparkConf (SparkAppSubmissionWorker.java
-			// buildDriverConf): with a podTemplateSpec, which sparkui always writes, the user's
-			// file is never read.
-			msg = " is overridden by the file the Apache operator writes from spec.driverSpec.podTemplateSpec, which sparkui uses for the sidecar: move its content into spec.driverSpec.podTemplateSpec"
-		default:
+		msg := a.Carrier.Note("SUI034")
+		if !ok || msg == "" {
 			continue
 		}
 		out = append(out, Finding{Object: a.Pod, Field: fieldpath.Key(a.Carrier.ConfPath, app.KeyPodTemplateFile),

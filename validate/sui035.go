@@ -2,8 +2,6 @@ package validate
 
 import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-
-	"github.com/sparkui/sparkui/internal/app"
 )
 
 // SUI035: a driver workload runs several drivers at once.
@@ -41,7 +39,8 @@ spec:
 func checkSUI035(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.Carrier.Kind != app.KindWorkload || a.Carrier.Replicas <= 1 {
+		// Replicas is more than 1 only where the carrier runs several driver Pods at once.
+		if a.Carrier.Replicas <= 1 {
 			continue
 		}
 		out = append(out, Finding{Object: a.Pod, Field: a.Carrier.ReplicasPath,

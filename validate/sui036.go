@@ -2,8 +2,6 @@ package validate
 
 import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-
-	"github.com/sparkui/sparkui/internal/app"
 )
 
 // SUI036: two drivers of one carrier can overlap.
@@ -41,17 +39,8 @@ spec:
 func checkSUI036(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.IsPod() {
-			continue
-		}
-		c := a.Carrier
-		switch {
-		case c.Kind == app.KindWorkload && c.ObjectKind == "Deployment" && c.Strategy == "RollingUpdate":
-			out = append(out, Finding{Object: a.Pod, Field: "spec.strategy.type",
-				Msg: "the Deployment updates with RollingUpdate (also the default when unset): the new driver starts before the old one stops and both share the UI Service; use strategy.type: Recreate"})
-		case (c.ObjectKind == "CronJob" || c.ObjectKind == "ScheduledSparkApplication") && c.ConcurrencyPolicy == "Allow":
-			out = append(out, Finding{Object: a.Pod, Field: "spec.concurrencyPolicy",
-				Msg: "concurrencyPolicy is Allow" + map[bool]string{true: " (also the CronJob default when unset)"}[c.ObjectKind == "CronJob"] + ": the next run can start while the last still runs, and both share the UI Service; use Forbid or Replace"})
+		if o := a.Carrier.Overlap; o != nil {
+			out = append(out, Finding{Object: a.Pod, Field: o.Field, Msg: o.Msg})
 		}
 	}
 	return out

@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"strings"
+
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/sparkui/sparkui/internal/app"
@@ -33,11 +35,11 @@ spec:
 func checkSUI037(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.Carrier.Kind != app.KindApache || a.Carrier.DeployMode != "client" {
+		msg := a.Carrier.Note("SUI037")
+		if msg == "" || a.Carrier.DeployMode != "client" {
 			continue
 		}
-		out = append(out, Finding{Object: a.Pod, Field: "spec.deploymentMode",
-			Msg: "deploymentMode ClientMode: the Apache operator fails the application (\"Client mode is not supported yet.\") and no driver runs; use ClusterMode"})
+		out = append(out, Finding{Object: a.Pod, Field: strings.Join(a.Carrier.FieldPath(app.FieldDeployMode), "."), Msg: msg})
 	}
 	return out
 }

@@ -28,14 +28,7 @@ spec:
 func checkSUI038(ctx *Context) []Finding {
 	var out []Finding
 	for _, c := range ctx.Model.HistoryServers {
-		field := "spec.mainClass"
-		if c.Kind == app.KindKubeflow && c.ObjectKind == "ScheduledSparkApplication" {
-			field = "spec.template.mainClass"
-		}
-		if c.Kind == app.KindWorkload {
-			_, field, _ = c.Lookup(app.SlotDriverContainer)
-		}
-		out = append(out, Finding{Object: c.Object, Field: field,
+		out = append(out, Finding{Object: c.Object, Field: c.MainClassPath,
 			Msg: objName(c.Object) + " runs a Spark History Server (" + app.HistoryServerClass + "), not a driver: left alone, no UI Service or runtime added"})
 	}
 	return out

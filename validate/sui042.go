@@ -2,12 +2,10 @@ package validate
 
 import (
 	"fmt"
-	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
@@ -43,36 +41,20 @@ spec:
 // kubeflowGroup is the API group of the kubeflow operator's resources.
 const kubeflowGroup = "sparkoperator.k8s.io"
 
-// The minimum versions per injection, from github.com/kubeflow/spark-operator (read at its tags):
-//   - charts/spark-operator-chart/crds/sparkoperator.k8s.io_{,scheduled}sparkapplications.yaml
-//     first have restartPolicy under spec.driver.initContainers.items in chart 1.3.2
-//     (appVersion v1beta2-1.5.0-3.5.0); charts 1.0.2 … 1.3.1 and the 1.2.x line up to 1.2.15
-//     do not. They all have startupProbe there, which is why the runtime's startupProbe makes
-//     a pruned runtime a refused Pod.
-//   - spec.driver.template first appears in the CRDs of v2.1.0 (chart and operator).
-//   - the operator decodes SparkApplications into k8s.io/api's Container: go.mod replaces
-//     k8s.io/api with v0.25.3 in v1beta2-1.3.8 … v1beta2-1.4.2 (and older versions use
-//     v0.19.6 or v0.16.6), which has no Container.RestartPolicy (added in v0.28); from
-//     v1beta2-1.4.3-3.5.0 it is v0.29.3.
-const (
-	minWebhookRoute  = "chart 1.3.2 (operator image v1beta2-1.5.0-3.5.0) or later; an operator older than v1beta2-1.4.3-3.5.0 drops restartPolicy itself even with a newer CRD"
-	minTemplateRoute = "chart and operator 2.1.0 or later"
-)
-
 // checkSUI042: a CRD that prunes the injection's field silently takes the runtime's setup apart
-// on the API server, before any operator sees it.
+// on the API server, before any operator sees it. What the field is, and which version keeps
+// it, the carrier's adapter says (app.Carrier.SchemaNeed).
 func checkSUI042(ctx *Context) []Finding {
-	crds := map[string]*yaml.RNode{} // kind → CRD
+	crds := map[[2]string]*yaml.RNode{} // group, kind → CRD
 	for _, it := range ctx.Model.Items {
 		if it == nil || it.YNode() == nil || it.YNode().Kind != yaml.MappingNode {
 			continue
 		}
 		n := it.YNode()
-		if yamlx.GetStr(n, "apiVersion") != "apiextensions.k8s.io/v1" || yamlx.GetStr(n, "kind") != "CustomResourceDefinition" ||
-			yamlx.GetStr(n, "spec", "group") != kubeflowGroup {
+		if yamlx.GetStr(n, "apiVersion") != "apiextensions.k8s.io/v1" || yamlx.GetStr(n, "kind") != "CustomResourceDefinition" {
 			continue
 		}
-		crds[yamlx.GetStr(n, "spec", "names", "kind")] = it
+		crds[[2]string{yamlx.GetStr(n, "spec", "group"), yamlx.GetStr(n, "spec", "names", "kind")}] = it
 	}
 	if len(crds) == 0 {
 		return nil
@@ -80,44 +62,26 @@ func checkSUI042(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
 		c := a.Carrier
-		if c == nil || c.Kind != app.KindKubeflow {
-			continue
-		}
-		crd := crds[c.ObjectKind]
+		crd := crds[[2]string{c.Group(), c.ObjectKind}]
 		i, rt, _ := runtimeContainerAt(a)
 		if crd == nil || rt == nil {
 			continue
 		}
-		schema := crdSchema(crd.YNode(), "v1beta2")
-		if schema == nil {
-			continue // no v1beta2 schema: the API server would refuse the resource itself
-		}
-		base := []string{"spec"}
-		if c.ObjectKind == "ScheduledSparkApplication" {
-			base = append(base, "template")
-		}
-		_, crdName := metaName(crd)
-		var path []string
-		var field, min, effect string
-		if c.Injection == app.InjectWebhook {
-			path = append(base, "driver", "initContainers", "[]", "restartPolicy")
-			field = fmt.Sprintf("%s.driver.initContainers[%d].restartPolicy", strings.Join(base, "."), i)
-			min = minWebhookRoute
-			effect = "the API server drops it on create, the operator's webhook adds the runtime to the driver Pod as an ordinary init container, " +
-				"and the API server refuses that Pod (an init container without restartPolicy: Always may not have the runtime's startupProbe): the application fails at submission"
-		} else {
-			path = append(base, "driver", "template")
-			field = strings.Join(base, ".") + ".driver.template"
-			min = minTemplateRoute
-			effect = "the API server drops the whole template on create: the runtime never reaches the driver Pod and the UI Service is never bound, with no error anywhere " +
-				"(an operator older than 2.1.0 does not read driver.template either)"
-		}
-		if schemaHas(schema, path) {
+		need := c.SchemaNeed(i)
+		if need == nil {
 			continue
 		}
-		out = append(out, Finding{Object: c.Object, Field: field,
-			Msg: fmt.Sprintf("CustomResourceDefinition %s in the input has no %s in its v1beta2 schema: %s; the %s injection needs %s (or set kubeflow.injection to the one the installed operator supports, docs/operators.md)",
-				crdName, field, effect, c.Injection, min)})
+		schema := crdSchema(crd.YNode(), c.Version())
+		if schema == nil {
+			continue // no schema at the version: the API server would refuse the resource itself
+		}
+		if schemaHas(schema, need.Path) {
+			continue
+		}
+		_, crdName := metaName(crd)
+		out = append(out, Finding{Object: c.Object, Field: need.Field,
+			Msg: fmt.Sprintf("CustomResourceDefinition %s in the input has no %s in its %s schema: %s; the %s injection needs %s (or set kubeflow.injection to the one the installed operator supports, docs/operators.md)",
+				crdName, need.Field, c.Version(), need.Effect, c.Injection, need.Min)})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -42,38 +43,48 @@ var SUI046 = Rule{
 func checkSUI046(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.Carrier == nil || a.Carrier.Kind != app.KindKubeflow {
+		// Scope: carriers whose operator makes Services from ingress options entries.
+		optsPath := a.Carrier.FieldPath(app.FieldIngressOptions)
+		if optsPath == nil {
 			continue
 		}
 		target := sparkuiTarget(a)
-		base := a.Carrier.BasePath()
-		opts := yamlx.Get(a.Pod.YNode(), append(append([]string{}, base...), "driverIngressOptions")...)
+		opts := yamlx.Get(a.Pod.YNode(), optsPath...)
 		for i, o := range yamlx.Items(opts) {
 			n, ok := yamlx.Int(yamlx.Get(o, "servicePort"))
 			if !ok || (a.Settings.UIPort != 0 && n != a.Settings.UIPort) {
 				continue
 			}
-			out = append(out, Finding{Object: a.Pod, Field: fieldpath.Key(fieldpath.Index(fieldpath.Key(strings.Join(base, "."), "driverIngressOptions"), i), "servicePort"),
+			out = append(out, Finding{Object: a.Pod, Field: fieldpath.Key(fieldpath.Index(strings.Join(optsPath, "."), i), "servicePort"),
 				Msg: fmt.Sprintf("the operator's driver ingress Service for this entry targets the declared port %d, not the port the UI bound: drop the entry and route to %s instead (sparkui's spec.route writes the route)", n, target)})
 		}
-		if a.Carrier.ObjectKind != "SparkApplication" {
+		if len(ctx.Model.Ingresses) == 0 {
 			continue
 		}
-		opSvc := names.KubeflowUIService(a.Carrier.Name)
-		for _, ing := range ctx.Model.Ingresses {
-			ns, ingName := app.Meta(ing)
-			if ns != a.Namespace {
-				continue
-			}
-			for i, r := range yamlx.Items(yamlx.Get(ing.YNode(), "spec", "rules")) {
-				for j, p := range yamlx.Items(yamlx.Get(r, "http", "paths")) {
-					if yamlx.GetStr(p, "backend", "service", "name") != opSvc {
-						continue
-					}
-					out = append(out, Finding{Object: ing, Field: "spec.rules[" + strconv.Itoa(i) + "].http.paths[" + strconv.Itoa(j) + "].backend.service.name",
-						Msg: "Ingress " + ingName + " sends to the kubeflow operator's " + opSvc + ", which targets the declared spark.ui.port (else 4040), not the port the UI bound: point its backend at " + target +
-							" and turn the operator's UI Ingress off (--ingress-url-format unset, Helm controller.uiIngress.enable=false)"})
+		for _, opSvc := range sortedKeys(a.Carrier.OperatorServices()) {
+			out = append(out, operatorUIIngresses(ctx, a, opSvc, target)...)
+		}
+	}
+	return out
+}
+
+// operatorUIIngresses are the Ingresses of a's namespace that send to the operator's UI
+// Service opSvc.
+func operatorUIIngresses(ctx *Context, a *app.App, opSvc, target string) []Finding {
+	var out []Finding
+	for _, ing := range ctx.Model.Ingresses {
+		ns, ingName := app.Meta(ing)
+		if ns != a.Namespace {
+			continue
+		}
+		for i, r := range yamlx.Items(yamlx.Get(ing.YNode(), "spec", "rules")) {
+			for j, p := range yamlx.Items(yamlx.Get(r, "http", "paths")) {
+				if yamlx.GetStr(p, "backend", "service", "name") != opSvc {
+					continue
 				}
+				out = append(out, Finding{Object: ing, Field: "spec.rules[" + strconv.Itoa(i) + "].http.paths[" + strconv.Itoa(j) + "].backend.service.name",
+					Msg: "Ingress " + ingName + " sends to the kubeflow operator's " + opSvc + ", which targets the declared spark.ui.port (else 4040), not the port the UI bound: point its backend at " + target +
+						" and turn the operator's UI Ingress off (--ingress-url-format unset, Helm controller.uiIngress.enable=false)"})
 			}
 		}
 	}
@@ -94,4 +105,13 @@ func sparkuiTarget(a *app.App) string {
 		return sparkuiService(a)
 	}
 	return "sparkui's UI Service " + a.UIServiceName + port
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -37,15 +37,16 @@ var SUI048 = Rule{
 func checkSUI048(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		if a.Carrier == nil || a.Carrier.Kind != app.KindApache {
-			continue
-		}
-		base := strings.Join(a.Carrier.BasePath(), ".")
-		for _, list := range []struct{ key, what string }{{"driverServiceIngressList", "Ingress"}, {"driverHttpRouteList", "HTTPRoute"}} {
-			entries := yamlx.Get(a.Pod.YNode(), append(append([]string{}, a.Carrier.BasePath()...), list.key)...)
-			for i, e := range yamlx.Items(entries) {
+		// Scope: carriers whose operator builds Services and routes from such lists.
+		for _, list := range []struct{ field, what string }{{app.FieldServiceIngressList, "Ingress"}, {app.FieldHTTPRouteList, "HTTPRoute"}} {
+			path := a.Carrier.FieldPath(list.field)
+			if path == nil {
+				continue
+			}
+			key, listPath := path[len(path)-1], strings.Join(path, ".")
+			for i, e := range yamlx.Items(yamlx.Get(a.Pod.YNode(), path...)) {
 				for j, p := range yamlx.Items(yamlx.Get(e, "serviceSpec", "ports")) {
-					field := fieldpath.Index(fieldpath.Key(fieldpath.Key(fieldpath.Index(fieldpath.Key(base, list.key), i), "serviceSpec"), "ports"), j)
+					field := fieldpath.Index(fieldpath.Key(fieldpath.Key(fieldpath.Index(listPath, i), "serviceSpec"), "ports"), j)
 					n, ok := yamlx.Int(yamlx.Get(p, "targetPort"))
 					if ok {
 						field += ".targetPort"
@@ -56,7 +57,7 @@ func checkSUI048(ctx *Context) []Finding {
 						continue
 					}
 					out = append(out, Finding{Object: a.Pod, Field: field,
-						Msg: fmt.Sprintf("the operator's %s for this %s entry reaches the driver on the declared port %d, not the port the UI bound: drop the entry and route to %s (sparkui's spec.route writes the route)", list.what, list.key, n, sparkuiTarget(a))})
+						Msg: fmt.Sprintf("the operator's %s for this %s entry reaches the driver on the declared port %d, not the port the UI bound: drop the entry and route to %s (sparkui's spec.route writes the route)", list.what, key, n, sparkuiTarget(a))})
 				}
 			}
 		}

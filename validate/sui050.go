@@ -16,9 +16,9 @@ var SUI050 = Rule{
 	Severity: framework.Warning,
 	Title:    "a Spark operator resource at an unread apiVersion, or a List nested in the input, is not read",
 	Name:     "NotRead",
-	Catches:  "A SparkApplication or ScheduledSparkApplication of the kubeflow group (sparkoperator.k8s.io) at another version than v1beta2 (the older v1beta1, a future v1), or a SparkApplication of the Apache group (spark.apache.org) at another version than v1 or v1beta1 (a future v2); and a List (kind List or …List with items) that is one object among others, or inside another List.",
-	Why:      "sparkui reads the versions whose schema it knows (internal/app/kubeflow.go, internal/app/apache.go) and unwraps a List only when it is the whole input, as kustomize and kpt do. Anything else passes through untouched: its driver gets no UI Service and no runtime, and nothing else would say so. kubectl apply creates the objects of a nested List all the same.",
-	Fix:      "Move the resource to the version sparkui reads (kubeflow: sparkoperator.k8s.io/v1beta2; Apache: spark.apache.org/v1), or write the List's objects as documents of the stream.",
+	Catches:  "A Spark operator's resource of a kind sparkui reads at another version than the ones it reads (" + strings.Join(app.ReadVersions(), " | ") + "), e.g. a kubeflow SparkApplication at the older v1beta1 or a future v1; and a List (kind List or …List with items) that is one object among others, or inside another List.",
+	Why:      "sparkui reads the versions whose schema it knows (the carrier adapters registered in internal/app/registry.go) and unwraps a List only when it is the whole input, as kustomize and kpt do. Anything else passes through untouched: its driver gets no UI Service and no runtime, and nothing else would say so. kubectl apply creates the objects of a nested List all the same.",
+	Fix:      "Move the resource to a version sparkui reads (the message names them), or write the List's objects as documents of the stream.",
 	Failing: `apiVersion: sparkoperator.k8s.io/v1beta1   # SUI050 apiVersion
 kind: SparkApplication
 `,
@@ -26,13 +26,6 @@ kind: SparkApplication
 kind: SparkApplication
 `,
 	Check: checkSUI050,
-}
-
-// read are the versions sparkui reads, per group and kind (internal/app/carrier.go, DetectCarrier).
-var read = map[[2]string][]string{
-	{"sparkoperator.k8s.io", "SparkApplication"}:          {"v1beta2"},
-	{"sparkoperator.k8s.io", "ScheduledSparkApplication"}: {"v1beta2"},
-	{"spark.apache.org", "SparkApplication"}:              {"v1", "v1beta1"},
 }
 
 func checkSUI050(ctx *Context) []Finding {
@@ -43,8 +36,9 @@ func checkSUI050(ctx *Context) []Finding {
 		}
 		n := it.YNode()
 		av, kind := yamlx.GetStr(n, "apiVersion"), yamlx.GetStr(n, "kind")
-		group, version, _ := strings.Cut(av, "/")
-		if versions, ok := read[[2]string{group, kind}]; ok && !contains(versions, version) {
+		// The adapters' registry says which versions of its custom resources sparkui reads.
+		if group, versions, unread := app.UnreadVersion(av, kind); unread {
+			_, version, _ := strings.Cut(av, "/")
 			out = append(out, Finding{Object: it, Field: "apiVersion",
 				Msg: objName(it) + ": sparkui reads " + kind + " of " + group + " at " + strings.Join(versions, " and ") + " only, not " + version + ": it is passed through untouched (no UI Service, no runtime)"})
 			continue
@@ -55,13 +49,4 @@ func checkSUI050(ctx *Context) []Finding {
 		}
 	}
 	return out
-}
-
-func contains(s []string, v string) bool {
-	for _, e := range s {
-		if e == v {
-			return true
-		}
-	}
-	return false
 }

@@ -169,8 +169,9 @@ func IsOursBy(rn *yaml.RNode, key, value string) bool {
 // Owns reports whether rn is something sparkui added for a.
 func (a *App) Owns(rn *yaml.RNode) bool { return IsOursBy(rn, a.IdentityKey, a.IdentityValue) }
 
-// IsPod reports whether a was found in a spark-submit driver Pod.
-func (a *App) IsPod() bool { return a.Carrier == nil || a.Carrier.Kind == KindPod }
+// IsSubmitOutput reports whether a was found in spark-submit's own output, a driver Pod
+// (CapSubmitOutput): its conf and driver Service are other objects of the input.
+func (a *App) IsSubmitOutput() bool { return a.Carrier == nil || a.Carrier.Has(CapSubmitOutput) }
 
 const (
 	annoPreviousNames      = "internal.config.kubernetes.io/previousNames"
@@ -258,7 +259,7 @@ func (a *App) Containers() (*yaml.Node, string) {
 // ServiceAccountField is the field that sets (or would set) the driver's ServiceAccount.
 func (a *App) ServiceAccountField() string {
 	c := a.Carrier
-	if c.ServiceAccountPath != "" && c.Kind != KindPod {
+	if c.ServiceAccountPath != "" && !c.Has(CapSubmitOutput) {
 		// A spark-submit Pod's deprecated spec.serviceAccount is not where the name belongs.
 		return c.ServiceAccountPath
 	}

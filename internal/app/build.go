@@ -47,7 +47,7 @@ func (ix *index) buildCarrier(c *Carrier) *App {
 	// A workload running start-connect-server.sh is a Connect server as much as a Pod is:
 	// under hostNetwork the runtime must skip its gRPC port too.
 	a.readConnectServer()
-	if c.Kind == KindWorkload {
+	if c.Has(CapConfAppID) {
 		// The workload's Pod is the driver (client or driver-only mode): Spark's app id is
 		// spark.app.id when the conf sets it, else made up at start (local-…,
 		// spark-application-…).

@@ -55,7 +55,7 @@ func TestBuildCarriers(t *testing.T) {
 			if d := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
-			if a.IsPod() || a.IdentityKey != LabelApplication || a.IdentityValue != a.Carrier.Name || a.Prefix != a.Carrier.Name+"-sparkui" {
+			if a.IsSubmitOutput() || a.IdentityKey != LabelApplication || a.IdentityValue != a.Carrier.Name || a.Prefix != a.Carrier.Name+"-sparkui" {
 				t.Errorf("identity %s=%s, prefix %s", a.IdentityKey, a.IdentityValue, a.Prefix)
 			}
 			if a.ConfSource != FromCarrier {

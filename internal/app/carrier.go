@@ -3,7 +3,7 @@ package app
 // Carriers: the input objects a Spark driver is found in. docs/operators.md lists them: a
 // spark-submit driver Pod, a workload whose pod template is a driver, a kubeflow
 // SparkApplication/ScheduledSparkApplication or SparkConnect and an Apache SparkApplication
-// (one row each in profile.go). A Carrier
+// (one adapter each, registered in registry.go). A Carrier
 // reads, for one object, what an application needs (Spark conf, ServiceAccount, name,
 // namespace, deploy mode, …) and says where the function writes the pod-level additions
 // (runtime sidecar, volume, withdraw hook, labels) so that the operator or controller
@@ -44,38 +44,6 @@ const (
 	defaultSparkConfDir  = "/opt/spark/conf"
 	sparkDefaultsConfKey = "spark-defaults.conf"
 )
-
-// CarrierKind is the sort of object a driver is found in.
-type CarrierKind int
-
-const (
-	// KindPod is a spark-submit driver Pod (v1 Pod labelled spark-role=driver).
-	KindPod CarrierKind = iota + 1
-	// KindWorkload is a pod template whose Pod runs the driver itself: a Deployment,
-	// StatefulSet, Job or CronJob whose pod template is labelled spark-role=driver
-	// (client-mode notebooks, Spark Connect servers, driver-only Jobs), or a kubeflow
-	// SparkConnect's spec.server.template.
-	KindWorkload
-	// KindKubeflow is a sparkoperator.k8s.io/v1beta2 SparkApplication or
-	// ScheduledSparkApplication.
-	KindKubeflow
-	// KindApache is a spark.apache.org/v1 or v1beta1 SparkApplication.
-	KindApache
-)
-
-func (k CarrierKind) String() string {
-	switch k {
-	case KindPod:
-		return "Pod"
-	case KindWorkload:
-		return "workload"
-	case KindKubeflow:
-		return "kubeflow"
-	case KindApache:
-		return "apache"
-	}
-	return "unknown"
-}
 
 // Injection says how pod-level additions reach a kubeflow driver Pod (spec.kubeflow.injection).
 type Injection int
@@ -179,13 +147,26 @@ type Carrier struct {
 	// ConcurrencyPolicy is a CronJob's (Allow when unset) or ScheduledSparkApplication's
 	// (kept as written: the operator has no default) spec.concurrencyPolicy.
 	ConcurrencyPolicy string
+	// Overlap is the field that lets a new driver Pod start while the last still runs (a
+	// Deployment's RollingUpdate, a concurrencyPolicy Allow) and why, nil when runs never
+	// overlap (SUI036).
+	Overlap *CarrierNote
+
+	// MainClassPath and SparkVersionPath are the fields MainClass and SparkVersion were read
+	// from (a workload's: its driver container), for results.
+	MainClassPath, SparkVersionPath string
 
 	// base is the path of the part that holds the driver: the SparkApplicationSpec
 	// ("spec", "spec.template" for a ScheduledSparkApplication) or a workload's pod
 	// template ("spec.template", "spec.jobTemplate.spec.template"); "" for a Pod.
 	base []string
-	// profile is the row of carrierProfiles the object matched.
-	profile *carrierProfile
+	// profile is the adapter the object matched (registry.go).
+	profile *Adapter
+}
+
+// CarrierNote is a field of a carrier and what it does, for a rule's finding.
+type CarrierNote struct {
+	Field, Msg string
 }
 
 // DetectCarrier reports whether rn carries a Spark driver: nil, nil when it does not; an
@@ -237,7 +218,7 @@ func (c *Carrier) IdentityValue() string { return names.LabelValue(c.Name) }
 // for every carrier but a spark-submit Pod, whose prefix is its driver Service's name
 // without -driver-svc (Build knows the Services) or the Pod's name without -driver.
 func (c *Carrier) Prefix() string {
-	if c.Kind == KindPod {
+	if c.Has(CapSubmitOutput) {
 		return names.Prefix("", c.Name)
 	}
 	return c.Name + CarrierPrefixSuffix

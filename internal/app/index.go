@@ -32,7 +32,7 @@ func BuildWith(items []*yaml.RNode, opts CarrierOptions) *Model {
 		case cr == nil:
 		case cr.IsHistoryServer():
 			m.HistoryServers = append(m.HistoryServers, cr)
-		case cr.Kind == KindPod:
+		case cr.Has(CapSubmitOutput):
 			m.Apps = append(m.Apps, ix.buildPod(cr, opts.SparkConf))
 		default:
 			m.Apps = append(m.Apps, ix.buildCarrier(cr))
@@ -148,10 +148,6 @@ func newIndex(m *Model) *index {
 			// A later copy of a carrier is no second application (two UI Services, two
 			// runtimes for one object): the first is rewritten, this one is left as it is and
 			// reported (SUI019).
-		case av == "v1" && kind == "Pod":
-			if Labels(it)[names.LabelSparkRole] == names.RoleDriver {
-				ix.carriers = append(ix.carriers, it)
-			}
 		case av == "v1" && kind == "Service":
 			m.Services[ns] = append(m.Services[ns], it)
 		case av == "v1" && kind == "ConfigMap":

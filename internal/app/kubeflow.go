@@ -2,18 +2,104 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/fieldpath"
+	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sidecar"
 )
 
 // The kubeflow spark-operator (github.com/kubeflow/spark-operator). Sources are named as in
 // docs/operators.md; they were read at commit 38082f33 (after v2.5.2).
 
-const kubeflowAPIVersion = "sparkoperator.k8s.io/v1beta2"
+// KindKubeflow is a sparkoperator.k8s.io/v1beta2 SparkApplication or
+// ScheduledSparkApplication.
+const KindKubeflow CarrierKind = "kubeflow"
+
+const kubeflowGroup = "sparkoperator.k8s.io"
+
+// The kubeflow adapters. Spark's spark-app-selector is new every run (spark-<uuid>): the
+// runtime reads it from the driver Pod. kubeflow always passes
+// spark.kubernetes.driver.podTemplateContainerName=spark-kubernetes-driver
+// (submission.go driverPodTemplateOption). Its driver.serviceAccount is where the driver's
+// ServiceAccount belongs: its validating webhook at HEAD refuses the conf key.
+var (
+	kubeflowAdapter = &Adapter{kind: KindKubeflow, group: kubeflowGroup, versions: []string{"v1beta2"}, objectKind: "SparkApplication", resource: "sparkapplications",
+		base: []string{"spec"}, podSpec: []string{"driver", "template", "spec"}, caps: kubeflowCaps,
+		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saField: []string{"driver", "serviceAccount"},
+		operatorServices: kubeflowUIService, operatorUI: kubeflowOperatorUI, webhookSlot: (*Carrier).webhookSlot, schemaNeed: kubeflowSchemaNeed,
+		fields: kubeflowFields, notes: kubeflowNotes, admission: &AdmissionScope{Name: "kubeflow", Spec: "object.spec"},
+		detect: kubeflow}
+	// A ScheduledSparkApplication's spec.template is the SparkApplicationSpec every run is
+	// created from (scheduledsparkapplication/controller.go createSparkApplication copies it
+	// verbatim); its runs have names not known at build time, so no operator Service is.
+	scheduledAdapter = &Adapter{kind: KindKubeflow, group: kubeflowGroup, versions: []string{"v1beta2"}, objectKind: "ScheduledSparkApplication", resource: "scheduledsparkapplications",
+		base: []string{"spec", "template"}, podSpec: []string{"driver", "template", "spec"}, caps: kubeflowCaps,
+		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saField: []string{"driver", "serviceAccount"},
+		operatorUI: kubeflowOperatorUI, webhookSlot: (*Carrier).webhookSlot, schemaNeed: kubeflowSchemaNeed,
+		fields: kubeflowFields, notes: kubeflowNotes, admission: &AdmissionScope{Name: "kubeflow-scheduled", Spec: "object.spec.template", Guard: "!has(object.spec.template) || "},
+		detect: kubeflow}
+
+	kubeflowCaps = CapOperatorContainer | CapSparkSubmitsFromConf | CapCustomResource
+	kubeflow     = func(c *Carrier, opts CarrierOptions) (bool, error) { return true, c.detectKubeflow(opts) }
+	// kubeflowFields: the operator's driverIngressOptions (v2.x) make a Service and an Ingress
+	// per entry, aimed at its servicePort (internal/controller/sparkapplication/web_ui.go).
+	kubeflowFields = map[string][]string{FieldIngressOptions: {"driverIngressOptions"}}
+	kubeflowNotes  = map[string]string{
+		"SUI034": " is overridden by the operator's own template file (always since v2.4, and whenever spec.driver.template is set): move its content into spec.driver.template",
+	}
+	// kubeflowUIService: a SparkApplication's own UI Service (names.KubeflowUIService).
+	kubeflowUIService = func(_ *yaml.RNode, name string) map[string]string {
+		return map[string]string{names.KubeflowUIService(name): "the kubeflow spark-operator's UI Service of SparkApplication " + name +
+			" (" + names.KubeflowUIServicePattern + ")"}
+	}
+)
+
+// kubeflowOperatorUI: the operator creates a UI Service per run, aimed at the declared port
+// (web_ui.go getWebUITargetPort), unless switched off operator-wide.
+func kubeflowOperatorUI(c *Carrier, _, ours string) []string {
+	theirs := c.Name + "-ui-svc"
+	if c.ObjectKind == "ScheduledSparkApplication" {
+		theirs = "<run>-ui-svc for every run <" + c.Name + "-timestamp>"
+	}
+	return []string{"the kubeflow operator also creates " + theirs + ", which targets the declared spark.ui.port (else 4040), not the port the UI bound: use " + ours +
+		", or switch the operator's off operator-wide (--enable-ui-service=false, Helm controller.uiService.enable=false)"}
+}
+
+// The minimum versions per injection, from github.com/kubeflow/spark-operator (read at its tags):
+//   - charts/spark-operator-chart/crds/sparkoperator.k8s.io_{,scheduled}sparkapplications.yaml
+//     first have restartPolicy under spec.driver.initContainers.items in chart 1.3.2
+//     (appVersion v1beta2-1.5.0-3.5.0); charts 1.0.2 … 1.3.1 and the 1.2.x line up to 1.2.15
+//     do not. They all have startupProbe there, which is why the runtime's startupProbe makes
+//     a pruned runtime a refused Pod.
+//   - spec.driver.template first appears in the CRDs of v2.1.0 (chart and operator).
+//   - the operator decodes SparkApplications into k8s.io/api's Container: go.mod replaces
+//     k8s.io/api with v0.25.3 in v1beta2-1.3.8 … v1beta2-1.4.2 (and older versions use
+//     v0.19.6 or v0.16.6), which has no Container.RestartPolicy (added in v0.28); from
+//     v1beta2-1.4.3-3.5.0 it is v0.29.3.
+const (
+	minWebhookRoute  = "chart 1.3.2 (operator image v1beta2-1.5.0-3.5.0) or later; an operator older than v1beta2-1.4.3-3.5.0 drops restartPolicy itself even with a newer CRD"
+	minTemplateRoute = "chart and operator 2.1.0 or later"
+)
+
+// kubeflowSchemaNeed is the field of the CRD's schema the injection in use needs kept: the
+// runtime's restartPolicy under driver.initContainers (webhook) or driver.template.
+func kubeflowSchemaNeed(c *Carrier, runtime int) *SchemaNeed {
+	base := strings.Join(c.base, ".")
+	if c.ViaWebhook() {
+		return &SchemaNeed{Path: cat(c.base, "driver", "initContainers", "[]", "restartPolicy"),
+			Field: fmt.Sprintf("%s.driver.initContainers[%d].restartPolicy", base, runtime), Min: minWebhookRoute,
+			Effect: "the API server drops it on create, the operator's webhook adds the runtime to the driver Pod as an ordinary init container, " +
+				"and the API server refuses that Pod (an init container without restartPolicy: Always may not have the runtime's startupProbe): the application fails at submission"}
+	}
+	return &SchemaNeed{Path: cat(c.base, "driver", "template"), Field: base + ".driver.template", Min: minTemplateRoute,
+		Effect: "the API server drops the whole template on create: the runtime never reaches the driver Pod and the UI Service is never bound, with no error anywhere " +
+			"(an operator older than 2.1.0 does not read driver.template either)"}
+}
 
 // ErrNoPodSpec is asked-for pod spec on the kubeflow webhook injection: there the operator's
 // webhook copies spec.driver fields into the Pod and nothing is a pod spec.
@@ -32,6 +118,14 @@ func (c *Carrier) detectKubeflow(opts CarrierOptions) error {
 		// Kept as written: the CRD has no default and shouldStartNextRun treats an unset
 		// policy as "no further run" once one run exists.
 		c.ConcurrencyPolicy = p
+		if p == "Allow" {
+			c.Overlap = &CarrierNote{Field: "spec.concurrencyPolicy", Msg: "concurrencyPolicy is Allow" + overlapAllow}
+		}
+	}
+	// Constant strings: detection runs twice per function run on every application.
+	c.MainClassPath, c.SparkVersionPath = "spec.mainClass", "spec.sparkVersion"
+	if c.ObjectKind == "ScheduledSparkApplication" {
+		c.MainClassPath, c.SparkVersionPath = "spec.template.mainClass", "spec.template.sparkVersion"
 	}
 	var err error
 	if c.Conf, err = c.readStringMap(cat(c.base, "sparkConf")...); err != nil {
@@ -146,7 +240,7 @@ func (c *Carrier) webhookSlot(s Slot, create bool) (*yaml.Node, string, error) {
 // internal/webhook/sparkapplication_validator.go), so only the webhook injection can carry the
 // additions. An unreadable version is not reported here.
 func (c *Carrier) TemplateInjectionRefused() bool {
-	if c.Kind != KindKubeflow || c.Injection != InjectTemplate {
+	if !c.HasInjections() || c.ViaWebhook() {
 		return false
 	}
 	major, _, _ := strings.Cut(strings.TrimPrefix(c.SparkVersion, "v"), ".")
@@ -157,7 +251,7 @@ func (c *Carrier) TemplateInjectionRefused() bool {
 // OtherInjection is a kubeflow carrier read with the injection not in use (its Lookup finds the other
 // injection's slots), nil for every other carrier.
 func (c *Carrier) OtherInjection() *Carrier {
-	if c.Kind != KindKubeflow {
+	if !c.HasInjections() {
 		return nil
 	}
 	o := *c

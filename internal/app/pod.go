@@ -5,6 +5,14 @@ import (
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
+// KindPod is a spark-submit driver Pod.
+const KindPod CarrierKind = "Pod"
+
+// podAdapter: a v1 Pod labelled spark-role=driver, as spark-submit creates it.
+var podAdapter = &Adapter{kind: KindPod, versions: []string{"v1"}, objectKind: "Pod", resource: "pods",
+	podSpec: []string{"spec"}, caps: CapSubmitOutput,
+	detect: func(c *Carrier, _ CarrierOptions) (bool, error) { return c.detectPod() }}
+
 // detectPod recognises a spark-submit driver Pod: a v1 Pod labelled spark-role=driver. Its
 // conf lives in the ConfigMap mounted as the driver's conf volume and its prefix follows the
 // driver Service, both of which only the indexed input knows: buildPod (build.go) finds

@@ -47,8 +47,9 @@ func (c *Carrier) Ensure(s Slot) (*yaml.Node, string, error) { return c.slot(s, 
 // "spec.driver.template.spec" (field paths of additions are this + ".initContainers[0]"),
 // or of spec.driver on the kubeflow webhook injection.
 func (c *Carrier) PathPrefix() string {
-	if c.Kind == KindKubeflow && c.Injection == InjectWebhook {
-		return joinPath(cat(c.base, "driver")...)
+	if c.ViaWebhook() {
+		_, p, _ := c.profile.webhookSlot(c, SlotDriverContainer, false)
+		return p
 	}
 	return joinPath(c.podSpecPath()...)
 }
@@ -130,8 +131,8 @@ func (c *Carrier) CheckSlots() error {
 }
 
 func (c *Carrier) resolveSlot(s Slot, create bool) (*yaml.Node, string, error) {
-	if c.Kind == KindKubeflow && c.Injection == InjectWebhook {
-		return c.webhookSlot(s, create)
+	if c.ViaWebhook() {
+		return c.profile.webhookSlot(c, s, create)
 	}
 	switch s {
 	case SlotPodSpec:
@@ -195,22 +196,27 @@ func (c *Carrier) driverContainer(create bool) (*yaml.Node, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	ctr := yamlx.NewMap("name", names.DriverContainer)
+	name := names.DriverContainer
+	if c.profile.container != "" {
+		name = c.profile.container
+	}
+	ctr := yamlx.NewMap("name", name)
 	cs.Content = append(cs.Content, ctr)
 	return ctr, indexPath(path, 0), nil
 }
 
-// driverContainerName is the container name the carrier's driver is matched by.
+// driverContainerName is the container name the carrier's driver is matched by: the
+// adapter's (Spark's default spark-kubernetes-driver unless it names another), or the conf's
+// spark.kubernetes.driver.podTemplateContainerName where the adapter says the conf names it.
 func (c *Carrier) driverContainerName() string {
-	if c.Kind == KindApache {
-		// The Apache operator does not set podTemplateContainerName; a user's, in
-		// sparkConf, is what Spark and the operator's ModelUtils both read.
+	if c.profile.containerFromConf {
 		if n := c.Conf[KeyPodTemplateCtr]; n != "" {
 			return n
 		}
 	}
-	// kubeflow always passes podTemplateContainerName=spark-kubernetes-driver
-	// (submission.go driverPodTemplateOption); for workloads and Pods it is Spark's default.
+	if c.profile.container != "" {
+		return c.profile.container
+	}
 	return names.DriverContainer
 }
 

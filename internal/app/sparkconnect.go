@@ -16,8 +16,29 @@ import (
 // args replaced by start-connect-server.sh, its whole lifecycle replaced by the operator's
 // preStop hook, env and one volumeMount appended. The driver runs in that Pod in client mode.
 
+// sparkConnectAdapter: the operator makes one Pod <name>-server from spec.server.template
+// and runs the driver in it in client mode, as a workload's Pod does. The Pod's name is fixed
+// and only one exists at a time, so no run label is needed; the operator sets
+// spark-role=connect-server over the template's and replaces the server container's
+// lifecycle.
+var sparkConnectAdapter = &Adapter{kind: KindWorkload, group: kubeflowGroup, versions: []string{"v1alpha1"}, objectKind: "SparkConnect", resource: "sparkconnects",
+	base: []string{"spec", "server", "template"}, podSpec: []string{"spec"},
+	caps: CapOperatorContainer | CapOperatorLifecycle | CapConfAppID | CapCustomResource,
+	role: connectRole, operatorServices: connectServices, operatorUI: connectOperatorUI,
+	detect: func(c *Carrier, _ CarrierOptions) (bool, error) { return true, c.detectSparkConnect() }}
+
+// connectOperatorUI: the server Service's port web-ui targets 4040 whatever the UI bound
+// (reconciler.go createOrUpdateServerService).
+func connectOperatorUI(c *Carrier, uiService, _ string) []string {
+	var out []string
+	for svc := range c.OperatorServices() {
+		out = append(out, "the kubeflow operator also creates the SparkConnect server Service "+svc+
+			", whose port web-ui targets 4040 whatever the UI bound (spark.ui.port, port+N, TLS): use "+uiService+" for the UI")
+	}
+	return out
+}
+
 const (
-	connectAPIVersion = "sparkoperator.k8s.io/v1alpha1"
 	// connectRole is the spark-role the operator puts on the server Pod over the template's
 	// (util.go GetServerSelectorLabels, common.SparkRoleConnectServer).
 	connectRole = "connect-server"
@@ -70,6 +91,7 @@ func (c *Carrier) detectSparkConnect() error {
 	c.readIPFamilies()
 	c.MainClass = ConnectServerClass
 	c.DriverPodName = c.Name + "-server"
+	c.SparkVersionPath = "spec.sparkVersion"
 	if c.SparkVersion, err = c.readScalar("spec", "sparkVersion"); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/sparkconf"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
@@ -14,6 +15,29 @@ import (
 // Workloads whose pod template is a Spark driver: client-mode notebooks (StatefulSet),
 // Spark Connect servers (Deployment or StatefulSet), driver-only Jobs and CronJobs.
 // Kubernetes does not set spark-role=driver; a template that declares it marks the carrier.
+
+// KindWorkload is a pod template whose Pod runs the driver itself.
+const KindWorkload CarrierKind = "workload"
+
+// The workload adapters: Kubernetes' own controllers label each run's Pods (runLabel).
+var (
+	deploymentAdapter = &Adapter{kind: KindWorkload, group: "apps", versions: []string{"v1"}, objectKind: "Deployment", resource: "deployments",
+		base: []string{"spec", "template"}, podSpec: []string{"spec"}, caps: CapConfAppID,
+		runLabel: "pod-template-hash", runEnv: sidecar.EnvRunLabel, detect: workload}
+	statefulSetAdapter = &Adapter{kind: KindWorkload, group: "apps", versions: []string{"v1"}, objectKind: "StatefulSet", resource: "statefulsets",
+		base: []string{"spec", "template"}, podSpec: []string{"spec"}, caps: CapConfAppID,
+		runLabel: "statefulset.kubernetes.io/pod-name", runEnv: sidecar.EnvRunLabel, detect: workload}
+	jobAdapter = &Adapter{kind: KindWorkload, group: "batch", versions: []string{"v1"}, objectKind: "Job", resource: "jobs",
+		base: []string{"spec", "template"}, podSpec: []string{"spec"}, caps: CapConfAppID,
+		runLabel: "batch.kubernetes.io/controller-uid", runEnv: sidecar.EnvRunLabel, detect: workload}
+	cronJobAdapter = &Adapter{kind: KindWorkload, group: "batch", versions: []string{"v1"}, objectKind: "CronJob", resource: "cronjobs",
+		base: []string{"spec", "jobTemplate", "spec", "template"}, podSpec: []string{"spec"}, caps: CapConfAppID,
+		runLabel: "batch.kubernetes.io/controller-uid", runEnv: sidecar.EnvRunLabel, detect: workload}
+	workload = func(c *Carrier, opts CarrierOptions) (bool, error) { return c.detectWorkload(opts) }
+)
+
+// overlapAllow is why a concurrencyPolicy Allow lets two drivers share one UI Service (SUI036).
+const overlapAllow = ": the next run can start while the last still runs, and both share the UI Service; use Forbid or Replace"
 
 // detectWorkload reads a Deployment, StatefulSet, Job or CronJob whose pod template is
 // labelled spark-role=driver. Anything else is not a carrier, whatever its shape.
@@ -40,6 +64,10 @@ func (c *Carrier) detectWorkload(opts CarrierOptions) (bool, error) {
 			if c.Strategy == "" {
 				c.Strategy = "RollingUpdate"
 			}
+			if c.Strategy == "RollingUpdate" {
+				c.Overlap = &CarrierNote{Field: "spec.strategy.type",
+					Msg: "the Deployment updates with RollingUpdate (also the default when unset): the new driver starts before the old one stops and both share the UI Service; use strategy.type: Recreate"}
+			}
 		}
 	case "Job":
 		c.ReplicasPath = "spec.parallelism"
@@ -57,6 +85,9 @@ func (c *Carrier) detectWorkload(opts CarrierOptions) (bool, error) {
 		if c.ConcurrencyPolicy == "" {
 			c.ConcurrencyPolicy = "Allow" // batch/v1 default
 		}
+		if c.ConcurrencyPolicy == "Allow" {
+			c.Overlap = &CarrierNote{Field: "spec.concurrencyPolicy", Msg: "concurrencyPolicy is Allow (also the CronJob default when unset)" + overlapAllow}
+		}
 	}
 
 	ctr, ctrPath, err := c.driverContainer(false)
@@ -67,7 +98,7 @@ func (c *Carrier) detectWorkload(opts CarrierOptions) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	c.MainClass = sub.mainClass
+	c.MainClass, c.MainClassPath = sub.mainClass, ctrPath
 
 	// The conf, lowest precedence first: the functionConfig's sparkConf (what the image or
 	// the notebook code sets, which the manifests cannot show), the properties file Spark

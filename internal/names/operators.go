@@ -29,7 +29,7 @@ import (
 // So the names to keep clear of are KubeflowUIService of every SparkApplication in the
 // namespace (for app foo, sparkui's UI Service foo-sparkui-ui-svc is exactly the operator's
 // UI Service of an app called foo-sparkui) and every SparkConnect's server Service: the
-// carrier profiles name them (internal/app profile.go operatorServices).
+// carrier adapters name them (internal/app, the adapters' operatorServices).
 
 // KubeflowUIServicePattern is KubeflowUIService's rule, for messages.
 const KubeflowUIServicePattern = "<app>-ui-svc"

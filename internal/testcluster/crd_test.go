@@ -18,7 +18,8 @@ const crdDir = "../../testdata/assets/crds"
 // dry runs need none.
 func crdCluster(t *testing.T) *Cluster {
 	t.Helper()
-	return Shared(t, Options{CRDDirectoryPaths: []string{crdDir}})
+	// The operators' CRDs, and the Stackable CRD written for the tests (its SOURCE says how).
+	return Shared(t, Options{CRDDirectoryPaths: []string{crdDir, "../../testdata/assets/crds-stackable"}})
 }
 
 // documents splits a multi-document YAML file.
@@ -44,19 +45,19 @@ func TestCRDsInstalled(t *testing.T) {
 		got = append(got, crd.Name)
 	}
 	sort.Strings(got)
-	want := "scheduledsparkapplications.sparkoperator.k8s.io sparkapplications.spark.apache.org sparkapplications.sparkoperator.k8s.io sparkconnects.sparkoperator.k8s.io"
+	want := "scheduledsparkapplications.sparkoperator.k8s.io sparkapplications.spark.apache.org sparkapplications.spark.stackable.tech sparkapplications.sparkoperator.k8s.io sparkconnects.sparkoperator.k8s.io"
 	if strings.Join(got, " ") != want {
 		t.Errorf("installed CRDs %v, want %s", got, want)
 	}
 }
 
 // TestDryRunCarrierFixtures: every object of the carrier fixtures (kubeflow SparkApplication,
-// ScheduledSparkApplication and SparkConnect, Apache v1 and v1beta1, the driver workloads) is accepted by
-// a server-side dry run with strict field validation against the real schemas.
+// ScheduledSparkApplication and SparkConnect, Apache v1 and v1beta1, Stackable, the driver workloads) is accepted by
+// a server-side dry run with strict field validation against the real schemas (Stackable: the CRD written from its facts).
 func TestDryRunCarrierFixtures(t *testing.T) {
 	c := crdCluster(t)
 	files, err := filepath.Glob("../../testdata/assets/carriers/*.yaml")
-	if err != nil || len(files) < 9 {
+	if err != nil || len(files) < 10 {
 		t.Fatalf("carrier fixtures: %v, %v", files, err)
 	}
 	kinds := map[string]bool{}
@@ -75,6 +76,7 @@ func TestDryRunCarrierFixtures(t *testing.T) {
 	for _, k := range []string{
 		"sparkoperator.k8s.io/v1beta2 SparkApplication", "sparkoperator.k8s.io/v1beta2 ScheduledSparkApplication",
 		"sparkoperator.k8s.io/v1alpha1 SparkConnect", "spark.apache.org/v1 SparkApplication", "spark.apache.org/v1beta1 SparkApplication",
+		"spark.stackable.tech/v1alpha1 SparkApplication",
 		"apps/v1 StatefulSet", "apps/v1 Deployment", "batch/v1 Job", "batch/v1 CronJob",
 	} {
 		if !kinds[k] {
