@@ -315,6 +315,7 @@ func TestExamples(t *testing.T) {
 		{"examples/workloads", "examples/workloads"},
 		{"examples/route-httproute", "examples/route-httproute"},
 		{"examples/route-grpc", "examples/route-grpc"},
+		{"examples/stackable-operator", "examples/stackable-operator"},
 	} {
 		t.Run(strings.TrimPrefix(ex.dir, "examples/"), func(t *testing.T) {
 			kustomizeExample(t, fn, ex.dir, ex.kustomization)
