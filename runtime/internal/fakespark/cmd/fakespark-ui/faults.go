@@ -21,7 +21,21 @@ import (
 //   - FAKESPARK_EXIT_AFTER=<duration>: the application ends normally after it: the UI is
 //     stopped first (SparkContext.stop stops the UI), "exit <unix nanoseconds>" is logged, and the
 //     driver exits 0 — the run is over.
+//
+// And, every time: FAKESPARK_END_FILE=<path>: the application ends normally as above once the
+// file exists (the test creates it on the container's emptyDir from the node's side: the run
+// ends when the test says, not on a clock).
 func startFaults(srv *fakespark.Server) {
+	if end := os.Getenv("FAKESPARK_END_FILE"); end != "" {
+		go func() {
+			for {
+				if _, err := os.Stat(end); err == nil {
+					exitNormally(srv)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+	}
 	mark := os.Getenv("FAKESPARK_CRASH_MARK")
 	if mark != "" {
 		if _, err := os.Stat(mark); err == nil {
@@ -51,11 +65,16 @@ func startFaults(srv *fakespark.Server) {
 		go func() {
 			once()
 			time.Sleep(d)
-			srv.Close()
-			fmt.Printf("exit %d\n", time.Now().UnixNano())
-			os.Exit(0)
+			exitNormally(srv)
 		}()
 	}
+}
+
+// exitNormally ends the application: the UI stops, then the driver exits 0.
+func exitNormally(srv *fakespark.Server) {
+	srv.Close()
+	fmt.Printf("exit %d\n", time.Now().UnixNano())
+	os.Exit(0)
 }
 
 // held keeps what allocate made reachable, so the collector frees none of it.
