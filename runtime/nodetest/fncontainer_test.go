@@ -207,10 +207,12 @@ func exitCode(err error) int {
 	return -1
 }
 
-// criStreams splits a container log in the CRI format the kubelet and containerd write
-// (`<RFC 3339 time> <stdout|stderr> <P|F> <content>`, one line each; P marks a part of a line
-// longer than the logger's buffer, F its end, after which a newline was read) back into the
-// bytes the container wrote to each stream.
+// criStreams splits a container log in the CRI format containerd's CRI plugin writes
+// (containerd pkg/cri/io/logger.go, redirectLogs: `<RFC 3339 time> <stdout|stderr> <P|F>
+// <content>\n`; F: the content was followed by a newline, which is not written; P: a part of a
+// line longer than the maximum, or the last bytes of a stream that did not end in a newline)
+// back into the bytes the container wrote to each stream. ("\r\n" reads back as "\n": the
+// function writes none.)
 func criStreams(raw string) (stdout, stderr string, err error) {
 	var out, errs strings.Builder
 	for _, line := range strings.SplitAfter(raw, "\n") {
