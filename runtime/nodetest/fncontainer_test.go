@@ -59,12 +59,46 @@ func TestFunctionContainerOnNode(t *testing.T) {
 	if err := os.MkdirAll(fifo, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cmd := n.Command("ctr", "--address", n.ContainerdSocket(), "--namespace", "k8s.io", "run", "--rm", "--read-only", "--seccomp",
-		"--fifo-dir", fifo, "--cgroup", n.CgroupRoot+"/"+id, fnImage, id)
+	ctr := func(args ...string) *exec.Cmd {
+		return n.Command(append([]string{"ctr", "--address", n.ContainerdSocket(), "--namespace", "k8s.io"}, args...)...)
+	}
+	cmd := ctr("run", "--rm", "--read-only", "--seccomp", "--fifo-dir", fifo, "--cgroup", n.CgroupRoot+"/"+id, fnImage, id)
 	var out, errb bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(rl), &out, &errb
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	started := time.Now()
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// ctr forwards stdin to the task's FIFO only once the task runs; what is written and
+	// closed earlier never reaches it (internal/ociimage/imagetest waits the same way).
+	testcluster.WaitFor(t, time.Minute, "the function's task running", func() (bool, string) {
+		ls, _ := ctr("tasks", "ls").CombinedOutput()
+		for _, line := range strings.Split(string(ls), "\n") {
+			if f := strings.Fields(line); len(f) == 3 && f[0] == id && f[2] == "RUNNING" {
+				return true, ""
+			}
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("ctr run ended before its task ran: %v\n%s", err, errb.String())
+		default:
+		}
+		return false, string(ls)
+	})
+	_, _ = in.Write(rl)
+	in.Close()
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("ctr run %s: no exit 2 minutes after its input was written\nstdout: %s\nstderr: %s", fnImage, out.String(), errb.String())
+	}
 	code := exitCode(err)
 	if err != nil && code < 0 {
 		t.Fatalf("ctr run %s: %v\n%s", fnImage, err, errb.String())
