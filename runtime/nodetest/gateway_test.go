@@ -212,19 +212,25 @@ func TestGatewayToPodThenHistoryRedirect(t *testing.T) {
 		return ok, slices.String()
 	})
 	var redirected time.Time
+	var between []string // what the URL answered until Traefik followed the hand-off
 	testcluster.WaitFor(t, 60*time.Second, "the same URL redirecting to the History Server", func() (bool, string) {
 		code, hdr, body, err := fetch(url)
 		if err != nil {
 			return false, err.Error()
 		}
 		if code == 200 && strings.Contains(body, appID) {
-			return false, "still the UI"
+			t.Fatalf("the URL answered from the application's UI after its run ended: %s", body)
+		}
+		if code != http.StatusFound {
+			if a := fmt.Sprintf("%d %q", code, strings.TrimSpace(body)); len(between) == 0 || between[len(between)-1] != a {
+				between = append(between, a)
+			}
 		}
 		redirected = time.Now()
 		return code == http.StatusFound && hdr.Get("Location") == want && hdr.Get("Cache-Control") == "no-store",
 			fmt.Sprintf("%d Location=%q Cache-Control=%q %s", code, hdr.Get("Location"), hdr.Get("Cache-Control"), body)
 	})
-	t.Logf("run ended → handed off %s, → the URL redirects %s", h.At.Sub(ended).Round(time.Millisecond), redirected.Sub(ended).Round(time.Millisecond))
+	t.Logf("run ended → handed off %s, → the URL redirects %s; in between it answered %v", h.At.Sub(ended).Round(time.Millisecond), redirected.Sub(ended).Round(time.Millisecond), between)
 	testcluster.WaitFor(t, 60*time.Second, "the driver Pod Succeeded", func() (bool, string) {
 		p, err := c.Client.CoreV1().Pods(ns).Get(ctx, podName, metav1.GetOptions{})
 		if err != nil {
