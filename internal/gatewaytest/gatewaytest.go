@@ -142,6 +142,25 @@ func (g *Gateway) Logs() string {
 // stopped in t.Cleanup.
 func Start(t testing.TB, c *testcluster.Cluster, ns string) *Gateway {
 	t.Helper()
+	return StartWith(t, c, ns, Options{})
+}
+
+// Options run Traefik elsewhere than on the machine's loopback: e.g. on a test node's network
+// (internal/testnode), where Pod IPs are reachable.
+type Options struct {
+	// Host is the address the entrypoint listens on and URL names; "" = 127.0.0.1.
+	Host string
+	// Command makes the command that runs argv (nil: exec.Command), e.g. inside a node's
+	// namespaces; it must exec argv so that the process started is Traefik itself.
+	Command func(argv ...string) *exec.Cmd
+	// Kubeconfig is the kubeconfig Traefik uses (nil: the cluster's admin kubeconfig on the
+	// machine's loopback).
+	Kubeconfig []byte
+}
+
+// StartWith is Start with Traefik run as opts say.
+func StartWith(t testing.TB, c *testcluster.Cluster, ns string, opts Options) *Gateway {
+	t.Helper()
 	bin := TraefikBinary()
 	if st, err := os.Stat(bin); err != nil || st.Mode()&0o111 == 0 || st.Size() == 0 {
 		t.Fatalf("gatewaytest: Traefik %s missing at %s: run `make traefik` (internal/gatewaytest/build-traefik.sh)", TraefikVersion, bin)
@@ -150,7 +169,11 @@ func Start(t testing.TB, c *testcluster.Cluster, ns string) *Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &Gateway{Namespace: ns, Name: "gateway", Listener: "web", URL: "http://127.0.0.1:" + strconv.Itoa(port), done: make(chan struct{})}
+	host := opts.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	g := &Gateway{Namespace: ns, Name: "gateway", Listener: "web", URL: "http://" + net.JoinHostPort(host, strconv.Itoa(port)), done: make(chan struct{})}
 	class := "traefik-" + ns
 	ctx := testcluster.Context(t, 30*time.Second)
 
@@ -179,8 +202,19 @@ func Start(t testing.TB, c *testcluster.Cluster, ns string) *Gateway {
 
 	// Static configuration by flags (Traefik's paerser flag names, case-insensitive). The
 	// provider reads $KUBECONFIG when set and not in a Pod (kubernetes.go, newK8sClient).
-	g.cmd = exec.Command(bin,
-		"--entryPoints."+g.Listener+".address=127.0.0.1:"+strconv.Itoa(port),
+	command := opts.Command
+	if command == nil {
+		command = func(argv ...string) *exec.Cmd { return exec.Command(argv[0], argv[1:]...) }
+	}
+	kubeconfig := c.KubeconfigFile(t, c.Config)
+	if opts.Kubeconfig != nil {
+		kubeconfig = filepath.Join(t.TempDir(), "traefik.kubeconfig")
+		if err := os.WriteFile(kubeconfig, opts.Kubeconfig, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.cmd = command(bin,
+		"--entryPoints."+g.Listener+".address="+net.JoinHostPort(host, strconv.Itoa(port)),
 		"--providers.kubernetesGateway=true",
 		"--providers.kubernetesGateway.namespaces="+ns,
 		"--providers.kubernetesGateway.labelSelector="+ClassLabel+"="+ns,
@@ -189,7 +223,7 @@ func Start(t testing.TB, c *testcluster.Cluster, ns string) *Gateway {
 		"--global.sendAnonymousUsage=false",
 	)
 	g.cmd.Env = append(envWithout("KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"),
-		"KUBECONFIG="+c.KubeconfigFile(t, c.Config))
+		"KUBECONFIG="+kubeconfig)
 	g.cmd.Stdout, g.cmd.Stderr = g, g
 	// Traefik dies with the test process, even when the cleanups do not run.
 	g.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

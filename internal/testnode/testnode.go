@@ -108,6 +108,9 @@ type Options struct {
 	// NoKubeProxy leaves kube-proxy out: then only the `kubernetes` Service is reachable
 	// (one DNAT rule to the API forwarder), no other ClusterIP.
 	NoKubeProxy bool
+	// CRDDirectoryPaths are CustomResourceDefinitions the control plane installs
+	// (testcluster.Options.CRDDirectoryPaths), e.g. the Gateway API's.
+	CRDDirectoryPaths []string
 }
 
 // Image is a single-platform image built by internal/ociimage from one static binary.
@@ -212,6 +215,7 @@ func Start(t testing.TB, opts Options) *Node {
 		ControllerManager: true,
 		Controllers:       append(append([]string{}, NodeControllers...), opts.Controllers...),
 		ServingIPs:        []string{KubernetesServiceIP, gw.String()},
+		CRDDirectoryPaths: opts.CRDDirectoryPaths,
 		APIServerArgs: map[string][]string{
 			// envtest turns the ServiceAccount admission plugin off; a node's Pods need it
 			// (their token volume). Turning off one that changes nothing here instead.

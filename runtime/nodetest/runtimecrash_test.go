@@ -1,6 +1,9 @@
 package nodetest
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/testcluster"
 )
 
@@ -51,6 +55,15 @@ func TestRuntimeCrashRebindsOnce(t *testing.T) {
 		}
 		st := pod.Status.InitContainerStatuses
 		return len(st) == 1 && st[0].ContainerID != "" && st[0].State.Running != nil, ""
+	})
+	// Kill only once the first instance has recorded its bind on the shared volume
+	// (internal/sidecar StatePath, written right after the API server's answer): the watch can
+	// see the bind before a runtime descheduled on a loaded machine records it, and a kill in
+	// between leaves the new instance nothing to take over (it binds afresh).
+	state := filepath.Join(n.Dir, "kubelet", "pods", string(pod.UID), "volumes", "kubernetes.io~empty-dir", "sparkui-runtime", filepath.Base(sidecar.StatePath))
+	testcluster.WaitFor(t, 30*time.Second, "the runtime's record of its bind "+state, func() (bool, string) {
+		b, err := os.ReadFile(state)
+		return err == nil && strings.TrimSpace(string(b)) == uiPort, fmt.Sprintf("%q %v", b, err)
 	})
 	boundSelector := map[string]string{}
 	if s, ok := tl.first(func(s svcState) bool { return s.TargetPort == uiPort && len(s.Selector) > 0 }); ok {

@@ -3,8 +3,9 @@
 // (`driver --properties-file <file> …`), reads spark.app.id, spark.ui.port,
 // spark.port.maxRetries and spark.kubernetes.driver.pod.name/namespace from the properties as
 // Spark does, and serves package fakespark's UI on 0.0.0.0: "starting up" for
-// $FAKESPARK_STARTUP (default 1s), then the REST API. A fixed port that is taken moves to
-// port+1 … port+maxRetries as Spark's Utils.startServiceOnPort does; 0 is a random port.
+// $FAKESPARK_STARTUP (default 1s), then the REST API, under spark.ui.proxyBase when set. A
+// fixed port that is taken moves to port+1 … port+maxRetries as Spark's
+// Utils.startServiceOnPort does (bind.go); 0 is a random port. faults.go: OOM and a normal end.
 //
 // It logs what the tests read from the container's log: "listening <port>" once bound,
 // "SIGTERM <unix nanoseconds>" when the kubelet stops it (then it closes the port and exits 0,
@@ -62,23 +63,14 @@ func main() {
 	opts := fakespark.Options{
 		AppID: appID, PodName: props["spark.kubernetes.driver.pod.name"],
 		Namespace: props["spark.kubernetes.namespace"], State: fakespark.StartingUp,
+		ProxyBase: props["spark.ui.proxyBase"], ProxyRedirectURI: props["spark.ui.proxyRedirectUri"],
 	}
-	var srv *fakespark.Server
-	var err error
-	for try := 0; try <= retries; try++ {
-		p := port
-		if port != 0 {
-			p = port + try
-		}
-		opts.Addr = fmt.Sprintf("0.0.0.0:%d", p)
-		if srv, err = fakespark.Start(opts); err == nil || port == 0 {
-			break
-		}
-	}
+	srv, err := bindUI(opts, port, retries)
 	if err != nil {
 		fail(err)
 	}
 	fmt.Printf("listening %d app %s\n", srv.Port, appID)
+	startFaults(srv)
 
 	startup := time.Second
 	if d, err := time.ParseDuration(os.Getenv("FAKESPARK_STARTUP")); err == nil {
