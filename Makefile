@@ -54,17 +54,17 @@ $(KUSTOMIZE):
 	rmdir $(CACHE)/bin/.tmp-kustomize
 
 control-plane:
-	bash internal/testcluster/build.sh
+	bash testkit/testcluster/build.sh
 
 # kubelet, kube-scheduler and kube-proxy from the same k8s.io/kubernetes module: the real node
-# internal/testnode runs (with Debian's containerd, runc and CNI plugins, see .ci/run).
+# testkit/testnode runs (with Debian's containerd, runc and CNI plugins, see .ci/run).
 node: control-plane
-	bash internal/testcluster/build.sh node
+	bash testkit/testcluster/build.sh node
 
 # Traefik (its Kubernetes Gateway provider): the real Gateway API implementation of
-# runtime/blackbox's TestGatewayRoutesToBoundUI, built from its Go module (internal/gatewaytest).
+# runtime/blackbox's TestGatewayRoutesToBoundUI, built from its Go module (testkit/gatewaytest).
 traefik:
-	bash internal/gatewaytest/build-traefik.sh
+	bash testkit/gatewaytest/build-traefik.sh
 
 # The distribution registry internal/ociimage/imagetest pushes the images to, built from its Go
 # module like the other tools.
@@ -86,18 +86,18 @@ $(CRANE):
 # versions than the project's): the real client of deploy/helm-plugin's tests and of
 # docs/deploy-helm.md's commands.
 helm:
-	bash internal/helmtest/build-helm.sh
+	bash testkit/helmtest/build-helm.sh
 
 # The sparkui Helm post-renderer plugin, packaged by the real `helm plugin package` once per
 # platform into bin/helm-plugin/<os>-<arch>/sparkui-$(VERSION).tgz; SIGN_KEY (and KEYRING,
 # PASSPHRASE_FILE) signs them (deploy/helm-plugin/package.sh).
 helm-plugin: helm
-	HELM=$$(bash internal/helmtest/build-helm.sh) VERSION=$(VERSION) bash deploy/helm-plugin/package.sh
+	HELM=$$(bash testkit/helmtest/build-helm.sh) VERSION=$(VERSION) bash deploy/helm-plugin/package.sh
 
 # The Flux CLI (github.com/fluxcd/flux2/v2): docs/deploy-flux.md's CI recipe, which
 # examples' TestDeployFlux runs (flux build kustomization --dry-run, push/tag/pull artifact).
 flux:
-	bash internal/fluxtest/build-flux.sh
+	bash testkit/fluxtest/build-flux.sh
 
 tools: kustomize control-plane node traefik registry crane helm flux
 
@@ -137,7 +137,7 @@ fuzz:
 
 test: build tools fmt-check vet lint unit fuzz
 
-# The packages whose tests link neither internal/testcluster (the control plane, and the cache
+# The packages whose tests link neither testkit/testcluster (the control plane, and the cache
 # root of the tools `make tools` builds: internal/ociimage/imagetest's registry) nor run the
 # examples (kustomize, kpt): read from the test binaries' dependencies, so a package that starts
 # needing a cluster or a built tool leaves the list by itself. There is no -short mode (a test never skips; a
@@ -146,7 +146,7 @@ test: build tools fmt-check vet lint unit fuzz
 CHECK_SKIP := ^(TestValidateModeInKustomizeAndKpt|TestCatalogExamples)$$
 check: build fmt-check vet
 	go test -count=1 -skip '$(CHECK_SKIP)' $$(go list -test -f '{{.ImportPath}} {{join .Deps " "}}' ./... | \
-	  awk '$$1 ~ /\.test$$/ { c = 0; for (i = 2; i <= NF; i++) if ($$i == "github.com/sparkui/sparkui/internal/testcluster") c = 1; if (!c) print substr($$1, 1, length($$1) - 5) }')
+	  awk '$$1 ~ /\.test$$/ { c = 0; for (i = 2; i <= NF; i++) if ($$i == "github.com/sparkui/sparkui/testkit/testcluster") c = 1; if (!c) print substr($$1, 1, length($$1) - 5) }')
 
 generate:
 	go generate ./...

@@ -1,7 +1,7 @@
 package main
 
 // The plugin's contract with argocd-cmp-server, run as the cmp-server runs it
-// (internal/argocdcmp): plugin.yaml as the sidecar reads it, the repository received into a
+// (testkit/argocdcmp): plugin.yaml as the sidecar reads it, the repository received into a
 // fresh work directory, discover and generate in the Application's directory with the request's
 // environment, the command found on the sidecar's PATH (the image's /usr/local/bin), the
 // default 90 s ARGOCD_EXEC_TIMEOUT as the deadline.
@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparkui/sparkui/internal/argocdcmp"
+	"github.com/sparkui/sparkui/testkit/argocdcmp"
 )
 
 func TestMain(m *testing.M) {

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 	"github.com/sparkui/sparkui/validate"
 	"github.com/sparkui/sparkui/validate/policy"
 )

@@ -25,7 +25,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 var update = flag.Bool("update", false, "rewrite each example's expected.yaml with the actual output")

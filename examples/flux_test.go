@@ -3,7 +3,7 @@ package examples_test
 // flux_test.go: docs/deploy-flux.md's CI recipe, run with the real Flux CLI (built from
 // github.com/fluxcd/flux2/v2 by `make flux`), the distribution registry and a real control
 // plane; then the artifact applied as kustomize-controller applies it (fluxcd/pkg/ssa with its
-// options, internal/fluxtest), the runtime's bind, and a re-apply that must leave the bind.
+// options, testkit/fluxtest), the runtime's bind, and a re-apply that must leave the bind.
 
 import (
 	"bytes"
@@ -30,11 +30,11 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/sparkui/sparkui/internal/fluxtest"
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/ociimage/imagetest"
-	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/binder"
+	"github.com/sparkui/sparkui/testkit/fluxtest"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 const (
@@ -47,9 +47,9 @@ const (
 func TestDeployFlux(t *testing.T) {
 	flux := fluxtest.Bin(t)
 	// The binary is the version the build script pins, stamped as flux2's own build stamps it.
-	script := string(readFile(t, filepath.Join(root, "internal", "fluxtest", "build-flux.sh")))
+	script := string(readFile(t, filepath.Join(root, "testkit", "fluxtest", "build-flux.sh")))
 	if !strings.Contains(script, "\nFLUX_VERSION="+fluxtest.Version+"\n") {
-		t.Errorf("internal/fluxtest/build-flux.sh does not pin FLUX_VERSION=%s (fluxtest.Version)", fluxtest.Version)
+		t.Errorf("testkit/fluxtest/build-flux.sh does not pin FLUX_VERSION=%s (fluxtest.Version)", fluxtest.Version)
 	}
 	if out, err := exec.Command(flux, "--version").Output(); err != nil || strings.TrimSpace(string(out)) != "flux version "+strings.TrimPrefix(fluxtest.Version, "v") {
 		t.Errorf("flux --version: %q, %v; want flux version %s", out, err, strings.TrimPrefix(fluxtest.Version, "v"))

@@ -8,8 +8,8 @@ import (
 
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
-	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/internal/version"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // TestHistoryRedirectorExample: every object of the redirector example is accepted by a real

@@ -21,9 +21,9 @@ import (
 
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
-	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
 	"github.com/sparkui/sparkui/runtime/verb"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // binary is sparkui-runtime built as `make build` builds it.

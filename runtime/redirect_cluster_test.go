@@ -19,10 +19,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkui/sparkui/internal/sidecar"
-	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
 	"github.com/sparkui/sparkui/runtime/redirectcmd"
 	"github.com/sparkui/sparkui/runtime/verb"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // redirectorManifest is the example users apply per namespace.

@@ -16,9 +16,9 @@ import (
 
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
-	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
 	"github.com/sparkui/sparkui/runtime/verb"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // TestRedirectorHostileApp: two applications in one namespace, each with the RBAC sparkui-fn

@@ -12,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sparkui/sparkui/internal/sidecar"
-	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
 	"github.com/sparkui/sparkui/runtime/verb"
 	"github.com/sparkui/sparkui/runtime/waituricmd"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // waitURIProc is `sparkui-runtime wait-uri` running.

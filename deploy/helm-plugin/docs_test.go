@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sparkui/sparkui/internal/helmtest"
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/helmtest"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // TestDeployHelmDoc runs docs/deploy-helm.md's blocks marked <!-- helm-doc-test -->, in order,

@@ -1,6 +1,6 @@
 // Package helmplugin holds the tests of the sparkui Helm 4 post-renderer plugin
-// (plugin.yaml, package.sh, stage/) with the real Helm CLI (internal/helmtest) and, for the
-// installs, the real control plane (internal/testcluster) with the kubeflow operator's CRDs.
+// (plugin.yaml, package.sh, stage/) with the real Helm CLI (testkit/helmtest) and, for the
+// installs, the real control plane (testkit/testcluster) with the kubeflow operator's CRDs.
 package helmplugin
 
 import (
@@ -21,8 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
-	"github.com/sparkui/sparkui/internal/helmtest"
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/helmtest"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 func TestMain(m *testing.M) {

@@ -18,7 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/sparkui/sparkui/internal/helmtest"
+	"github.com/sparkui/sparkui/testkit/helmtest"
 )
 
 // platforms are the packages make helm-plugin writes (package.sh's default PLATFORMS).

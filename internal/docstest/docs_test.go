@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparkui/sparkui/internal/gatewaytest"
+	"github.com/sparkui/sparkui/testkit/gatewaytest"
 )
 
 func read(t *testing.T, path string) string {
@@ -61,21 +61,21 @@ func TestCompatibilityVersions(t *testing.T) {
 		t.Fatal("kubectl version --client: no Client Version")
 	}
 	for _, c := range []struct{ row, version string }{
-		{"kube-apiserver, kube-controller-manager", pinned(t, "internal/testcluster/build.sh", `(?m)^K8S_VERSION=(\S+)`)},
-		{"etcd", pinned(t, "internal/testcluster/build.sh", `(?m)^ETCD_VERSION=(\S+)`)},
+		{"kube-apiserver, kube-controller-manager", pinned(t, "testkit/testcluster/build.sh", `(?m)^K8S_VERSION=(\S+)`)},
+		{"etcd", pinned(t, "testkit/testcluster/build.sh", `(?m)^ETCD_VERSION=(\S+)`)},
 		{"kubeflow spark-operator CRDs", pinned(t, "testdata/assets/crds/SOURCE", `kubeflow/spark-operator, charts/spark-operator-chart/crds/, commit (\w+)`)},
 		{"kubeflow spark-operator CRDs", "chart " + pinned(t, "testdata/assets/crds-kubeflow-chart-1.3.1/SOURCE", `chart (?:v)?(\d+\.\d+\.\d+)`)},
 		{"Apache Spark Kubernetes Operator CRDs", pinned(t, "testdata/assets/crds/SOURCE", `spark-kubernetes-operator/crds/,\s+commit (\w+)`)},
 		{"Gateway API CRDs", pinned(t, "go.mod", `sigs.k8s.io/gateway-api (v\S+)`)},
 		{"Gateway API with Traefik", "Gateway API " + gatewaytest.GatewayAPIVersion},
-		{"Gateway API with Traefik", "Traefik " + pinned(t, "internal/gatewaytest/build-traefik.sh", `(?m)^TRAEFIK_VERSION=(\S+)`)},
+		{"Gateway API with Traefik", "Traefik " + pinned(t, "testkit/gatewaytest/build-traefik.sh", `(?m)^TRAEFIK_VERSION=(\S+)`)},
 		{"OpenShift Route", pinned(t, "testdata/assets/crds-openshift/SOURCE", `commit (\w+)`)},
 		{"kustomize", pinned(t, "Makefile", `(?m)^KUSTOMIZE_VERSION := (\S+)`)},
-		{"Helm", pinned(t, "internal/helmtest/build-helm.sh", `(?m)^HELM_VERSION=(\S+)`)},
+		{"Helm", pinned(t, "testkit/helmtest/build-helm.sh", `(?m)^HELM_VERSION=(\S+)`)},
 		{"kpt", tool("kpt", "version")},
 		{"kubectl (client-side and server-side apply)", "v" + kubectl[1]},
-		{"Argo CD's engine", pinned(t, "internal/argocdengine/go.mod", `github.com/argoproj/argo-cd/gitops-engine (v\S+)`)},
-		{"Flux CLI", pinned(t, "internal/fluxtest/build-flux.sh", `(?m)^FLUX_VERSION=(\S+)`)},
+		{"Argo CD's engine", pinned(t, "testkit/argocdengine/go.mod", `github.com/argoproj/argo-cd/gitops-engine (v\S+)`)},
+		{"Flux CLI", pinned(t, "testkit/fluxtest/build-flux.sh", `(?m)^FLUX_VERSION=(\S+)`)},
 		{"Flux kustomize-controller's apply", "`github.com/fluxcd/pkg/ssa` " + pinned(t, "go.mod", `github.com/fluxcd/pkg/ssa (v\S+)`)},
 		{"Go", strings.Join(strings.Split(pinned(t, "go.mod", `(?m)^go (\S+)`), ".")[:2], ".")},
 		{"containerd, runc", "containerd " + version(t, tool("containerd", "--version"), `containerd \S+ (\d+\.\d+\.\d+)`)},

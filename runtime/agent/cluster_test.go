@@ -27,9 +27,9 @@ import (
 
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
-	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/agent"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // The package's tests share one control plane with kube-controller-manager (EndpointSlices,

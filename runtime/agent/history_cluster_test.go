@@ -11,10 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sparkui/sparkui/internal/names"
-	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/agent"
 	"github.com/sparkui/sparkui/runtime/control"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 const (

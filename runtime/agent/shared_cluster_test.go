@@ -15,9 +15,9 @@ import (
 
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
-	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/agent"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // A Service shared by the runs of one carrier, as sparkui-fn emits it for a

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sparkui/sparkui/internal/names"
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // TestBindLeavesConnectPort: a UI Service with the second port spark-connect that

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sparkui/sparkui/internal/names"
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // kubeflowTakeover is how the kubeflow operator writes its UI Service <app>-ui-svc when a

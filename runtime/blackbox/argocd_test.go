@@ -3,7 +3,7 @@ package blackbox
 // argocd_test.go: Argo CD's two sync paths, run by Argo CD's own engine.
 //
 // github.com/argoproj/argo-cd/gitops-engine (the one version the Go proxy serves that builds
-// with Go 1.26) is compiled into internal/argocdengine, a module of its own: it builds only
+// with Go 1.26) is compiled into testkit/argocdengine, a module of its own: it builds only
 // against the k8s.io 0.36 modules it pins, sparkui is on 0.37 (docs/deploy-argocd.md). The test
 // builds that command once and drives it like kubectl: `argocd-engine sync` is one sync
 // operation of an Application holding the function's output (pkg/cache for the live state,
@@ -29,13 +29,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/sparkui/sparkui/internal/argocdcmp"
 	"github.com/sparkui/sparkui/internal/names"
-	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+	"github.com/sparkui/sparkui/testkit/argocdcmp"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
-// argoReport is argocd-engine's output (internal/argocdengine/main.go, type report).
+// argoReport is argocd-engine's output (testkit/argocdengine/main.go, type report).
 type argoReport struct {
 	Status    string `json:"status"`
 	Resources []struct {
@@ -60,7 +60,7 @@ var argoEngine struct {
 	err  error
 }
 
-// argocdEngineBin builds internal/argocdengine once per test binary (its own module, so its
+// argocdEngineBin builds testkit/argocdengine once per test binary (its own module, so its
 // own go.mod and go.sum: `go build` in its directory).
 func argocdEngineBin(t *testing.T) string {
 	t.Helper()
@@ -73,10 +73,10 @@ func argocdEngineBin(t *testing.T) string {
 		argoEngine.bin = filepath.Join(dir, "argocd-engine")
 		start := time.Now()
 		build := exec.Command("go", "build", "-o", argoEngine.bin, ".")
-		build.Dir = filepath.Join("..", "..", "internal", "argocdengine")
+		build.Dir = filepath.Join("..", "..", "testkit", "argocdengine")
 		build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
 		if out, err := build.CombinedOutput(); err != nil {
-			argoEngine.err = fmt.Errorf("building internal/argocdengine (cd internal/argocdengine && go build .): %v\n%s", err, out)
+			argoEngine.err = fmt.Errorf("building testkit/argocdengine (cd testkit/argocdengine && go build .): %v\n%s", err, out)
 			return
 		}
 		t.Logf("built argocd-engine in %s", time.Since(start).Round(time.Second))
@@ -306,7 +306,7 @@ func runtimeFieldsOf(s *corev1.Service) runtimeFields {
 
 // TestArgoCDPluginSync: sparkui's config management plugin end to end, but for the gRPC hop
 // between the repo server and argocd-cmp-server (which cannot be built here): the plugin's
-// generate runs as the cmp-server runs it (internal/argocdcmp) on cmp/testdata's repository,
+// generate runs as the cmp-server runs it (testkit/argocdcmp) on cmp/testdata's repository,
 // with the Application's namespace written into the kustomization as a user would; its output
 // is cmp/testdata/expected.yaml in that namespace; Argo CD's engine syncs it (the default
 // client-side sync and ServerSideApply=true, one Application each) and then reports the

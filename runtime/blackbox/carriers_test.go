@@ -41,7 +41,7 @@ import (
 
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // Labels the operators and controllers put on driver Pods (docs/operators.md).

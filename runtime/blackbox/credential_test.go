@@ -19,8 +19,8 @@ import (
 
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
-	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 const credentialInput = `apiVersion: config.kubernetes.io/v1

@@ -1,7 +1,7 @@
 package blackbox
 
 // gateway_test.go: a user's link through a real Gateway API implementation. Traefik's
-// Kubernetes Gateway provider (internal/gatewaytest) programs an HTTPRoute backed by sparkui's
+// Kubernetes Gateway provider (testkit/gatewaytest) programs an HTTPRoute backed by sparkui's
 // UI Service; the built runtime binds and withdraws that Service as in a driver Pod, and the
 // test opens the route's URL through Traefik at each stage.
 
@@ -23,10 +23,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/sparkui/sparkui/internal/gatewaytest"
 	"github.com/sparkui/sparkui/internal/names"
-	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+	"github.com/sparkui/sparkui/testkit/gatewaytest"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // gatewayAgent is the User-Agent of the test's requests through the Gateway: the stand-in UI

@@ -30,9 +30,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/sparkui/sparkui/internal/fluxtest"
 	"github.com/sparkui/sparkui/internal/names"
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/fluxtest"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // applier is one pipeline: how it applies the function's output (stream) and what its own

@@ -26,10 +26,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/sparkui/sparkui/internal/gatewaytest"
 	"github.com/sparkui/sparkui/internal/names"
-	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+	"github.com/sparkui/sparkui/testkit/gatewaytest"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // connectMethod is the path of a Spark Connect RPC (service spark.connect.SparkConnectService,

@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkui/sparkui/internal/names"
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 const (

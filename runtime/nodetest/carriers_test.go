@@ -29,8 +29,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkui/sparkui/internal/sidecar"
-	"github.com/sparkui/sparkui/internal/testcluster"
-	"github.com/sparkui/sparkui/internal/testnode"
+	"github.com/sparkui/sparkui/testkit/testcluster"
+	"github.com/sparkui/sparkui/testkit/testnode"
 )
 
 // carrierImages are the Spark images the carriers' manifests name (as the CRI plugin

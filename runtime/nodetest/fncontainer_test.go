@@ -17,8 +17,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sparkui/sparkui/internal/testcluster"
-	"github.com/sparkui/sparkui/internal/testnode"
+	"github.com/sparkui/sparkui/testkit/testcluster"
+	"github.com/sparkui/sparkui/testkit/testnode"
 )
 
 // fnImage is the function's image on the node: ./fn built once, packed by internal/ociimage as

@@ -16,9 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/sparkui/sparkui/internal/gatewaytest"
-	"github.com/sparkui/sparkui/internal/testcluster"
-	"github.com/sparkui/sparkui/internal/testnode"
+	"github.com/sparkui/sparkui/testkit/gatewaytest"
+	"github.com/sparkui/sparkui/testkit/testcluster"
+	"github.com/sparkui/sparkui/testkit/testnode"
 )
 
 // redirectorImage is the image examples/history-redirector/redirector.yaml names: the node
@@ -30,7 +30,7 @@ const redirectorImage = "ghcr.io/sparkui/sparkui-runtime:0.1.0"
 const historyURL = "https://spark-history.example.com"
 
 // TestGatewayToPodThenHistoryRedirect: the user's path end to end on a real node. Traefik's
-// Kubernetes Gateway provider (internal/gatewaytest, `make traefik`) runs on the node's
+// Kubernetes Gateway provider (testkit/gatewaytest, `make traefik`) runs on the node's
 // network and programs the HTTPRoute the function wrote for examples/spark-submit (rendered
 // with route kind HTTPRoute under /spark/{namespace}/{name} and historyServer.url); the
 // namespace's redirector is examples/history-redirector/redirector.yaml applied as shipped

@@ -8,8 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sparkui/sparkui/internal/testcluster"
-	"github.com/sparkui/sparkui/internal/testnode"
+	"github.com/sparkui/sparkui/testkit/testcluster"
+	"github.com/sparkui/sparkui/testkit/testnode"
 )
 
 // boundDriver renders and creates the spark-submit example on n and waits for the bind. It

@@ -11,7 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // measureRuns is how many applications TestRuntimeCostOnNode runs one after the other.

@@ -1,4 +1,4 @@
-// Package nodetest runs the function's output on a real node (internal/testnode): the
+// Package nodetest runs the function's output on a real node (testkit/testnode): the
 // kubelet starts the driver Pod with the runtime as a native sidecar, probes it, runs the
 // preStop hook and sends SIGTERM; the control plane's controllers fill the EndpointSlices and
 // collect the UI Service with the Pod. The driver container runs a stand-in Spark UI
@@ -28,8 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sparkui/sparkui/internal/testcluster"
-	"github.com/sparkui/sparkui/internal/testnode"
+	"github.com/sparkui/sparkui/testkit/testcluster"
+	"github.com/sparkui/sparkui/testkit/testnode"
 )
 
 // RuntimeImage is the runtime's image on the node, built from ./runtime.

@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sparkui/sparkui/internal/testnode"
+	"github.com/sparkui/sparkui/testkit/testnode"
 )
 
 // slicePoll is how often the EndpointSlice is sampled.

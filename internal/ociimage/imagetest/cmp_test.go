@@ -18,8 +18,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
-	"github.com/sparkui/sparkui/internal/argocdcmp"
 	"github.com/sparkui/sparkui/internal/ociimage"
+	"github.com/sparkui/sparkui/testkit/argocdcmp"
 )
 
 // TestCMPImage: the Argo CD plugin sidecar image that `make cmp-image-tar` writes, run by
@@ -29,7 +29,7 @@ import (
 // read-only root, user 999), `sparkui-cmp generate` — the plugin's generate command, resolved
 // through the image's PATH — runs in the Application's directory (the received repository
 // bind-mounted, the working directory set to the app's path) with the repo server's
-// environment (internal/argocdcmp), and prints exactly the manifests cmp/testdata/expected.yaml
+// environment (testkit/argocdcmp), and prints exactly the manifests cmp/testdata/expected.yaml
 // holds (cmp's TestPluginGenerate, run with the binaries on the host).
 func TestCMPImage(t *testing.T) {
 	out := t.TempDir()

@@ -11,7 +11,7 @@ import (
 
 	"github.com/sparkui/sparkui/catalog"
 	"github.com/sparkui/sparkui/internal/ociimage/imagetest"
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // TestCatalogContainerMode runs every kpt catalog example (catalog/examples) in container

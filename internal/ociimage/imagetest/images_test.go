@@ -53,7 +53,7 @@ import (
 	"github.com/sparkui/sparkui/internal/ociimage"
 	"github.com/sparkui/sparkui/internal/ociimage/imagetest"
 	"github.com/sparkui/sparkui/internal/sidecar"
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // What the Makefile's image-tar target builds: REPO, PLATFORMS.

@@ -1,7 +1,7 @@
 // Package imagetest starts what the tests of the images and of the function's container mode
 // share: the distribution registry `make registry` builds, on a loopback port, and a private
 // podman (its own store and configuration) for `kpt fn eval --image`. Its own tests (package
-// imagetest_test) check the images `make image-tar` writes; internal/fluxtest pushes Flux OCI
+// imagetest_test) check the images `make image-tar` writes; testkit/fluxtest pushes Flux OCI
 // artifacts to the same registry, and catalog/ runs the catalog examples in container mode.
 package imagetest
 
@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // RegistryVersion is the distribution release internal/ociimage/build-registry.sh builds.

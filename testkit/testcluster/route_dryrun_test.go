@@ -14,7 +14,7 @@ import (
 	// import keeps the module, at the version go.mod pins, in the module graph.
 	_ "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 func gatewayCRDs(t *testing.T) []string {

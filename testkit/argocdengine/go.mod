@@ -3,7 +3,7 @@
 // (k8s.io/kubectl 0.37 changed ApplyOptions.RunCreate's signature), while sparkui is on 0.37.
 // Kept apart, sparkui's go.mod does not change at all; runtime/blackbox builds this command and
 // drives it like kubectl (docs/deploy-argocd.md).
-module github.com/sparkui/sparkui/internal/argocdengine
+module github.com/sparkui/sparkui/testkit/argocdengine
 
 go 1.26.1
 

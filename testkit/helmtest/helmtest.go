@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // Version is the Helm release build-helm.sh builds.
@@ -33,7 +33,7 @@ func Require(t testing.TB) string {
 	t.Helper()
 	b := Binary()
 	if st, err := os.Stat(b); err != nil || st.Mode()&0o111 == 0 {
-		t.Fatalf("helmtest: the Helm CLI %s is not built at %s: run `make helm` (internal/helmtest/build-helm.sh)", Version, b)
+		t.Fatalf("helmtest: the Helm CLI %s is not built at %s: run `make helm` (testkit/helmtest/build-helm.sh)", Version, b)
 	}
 	return b
 }

@@ -11,8 +11,8 @@ import (
 
 	"github.com/sparkui/sparkui/internal/app"
 	"github.com/sparkui/sparkui/internal/sidecar"
-	"github.com/sparkui/sparkui/internal/testcluster"
 	"github.com/sparkui/sparkui/internal/yamlx"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 	"github.com/sparkui/sparkui/transform"
 )
 

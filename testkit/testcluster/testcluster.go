@@ -3,7 +3,7 @@
 // kube-controller-manager (EndpointSlice, Endpoints and garbage-collector
 // controllers) as a subprocess against the same API server.
 //
-// The binaries are built from Go modules by internal/testcluster/build.sh
+// The binaries are built from Go modules by testkit/testcluster/build.sh
 // (`make control-plane`) into Dir(). A missing binary fails the test: it is never
 // skipped, so CI cannot go green without the real control plane.
 //
@@ -104,7 +104,7 @@ type Options struct {
 	CRDDirectoryPaths []string
 	// ServingIPs are extra IP addresses in the API server's serving certificate (beside
 	// 127.0.0.1 and localhost), for clients that reach it another way: a kubelet and the
-	// Pods of a node (internal/testnode) connect to the `kubernetes` Service's ClusterIP
+	// Pods of a node (testkit/testnode) connect to the `kubernetes` Service's ClusterIP
 	// (10.0.0.1 with envtest's Service range) and to the node's gateway. With it set, the
 	// cluster's own CA signs that certificate, and the service-account signing key is
 	// written next to it (envtest makes both only when the directory holds no certificate).
@@ -176,7 +176,7 @@ type missingError struct {
 
 func (e *missingError) Error() string {
 	return fmt.Sprintf("testcluster: control plane binaries missing in %s: %s; "+
-		"run `make control-plane` (internal/testcluster/build.sh) to build them",
+		"run `make control-plane` (testkit/testcluster/build.sh) to build them",
 		e.dir, strings.Join(e.missing, ", "))
 }
 

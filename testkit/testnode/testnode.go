@@ -1,7 +1,7 @@
 // Package testnode runs a real Kubernetes node for tests: a kubelet and kube-scheduler
 // (built from the same k8s.io/kubernetes module as the control plane, by
-// `internal/testcluster/build.sh node`), Debian's containerd, runc and CNI plugins, against
-// a control plane of internal/testcluster. Pods really run: images made by the project's own
+// `testkit/testcluster/build.sh node`), Debian's containerd, runc and CNI plugins, against
+// a control plane of testkit/testcluster. Pods really run: images made by the project's own
 // engine-free builder (internal/ociimage) are imported into the node's containerd, the pause
 // image included.
 //
@@ -61,7 +61,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 const (
@@ -272,7 +272,7 @@ func Prerequisites() error {
 		}
 	}
 	if len(missing) > 0 {
-		fixes = append(fixes, fmt.Sprintf("make node (internal/testcluster/build.sh node) to build %s into %s",
+		fixes = append(fixes, fmt.Sprintf("make node (testkit/testcluster/build.sh node) to build %s into %s",
 			strings.Join(missing, ", "), BinDir()))
 	}
 	if len(fixes) > 0 {

@@ -158,7 +158,7 @@ func BuildGo(pkg string) ([]byte, error) {
 	return b.bin, b.err
 }
 
-func buildPause() ([]byte, error) { return BuildGo("./internal/testnode/pause") }
+func buildPause() ([]byte, error) { return BuildGo("./testkit/testnode/pause") }
 
 func moduleRoot() (string, error) {
 	out, err := exec.Command("go", "env", "GOMOD").Output()

@@ -33,7 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 const (
@@ -146,7 +146,7 @@ func Start(t testing.TB, c *testcluster.Cluster, ns string) *Gateway {
 }
 
 // Options run Traefik elsewhere than on the machine's loopback: e.g. on a test node's network
-// (internal/testnode), where Pod IPs are reachable.
+// (testkit/testnode), where Pod IPs are reachable.
 type Options struct {
 	// Host is the address the entrypoint listens on and URL names; "" = 127.0.0.1.
 	Host string
@@ -163,7 +163,7 @@ func StartWith(t testing.TB, c *testcluster.Cluster, ns string, opts Options) *G
 	t.Helper()
 	bin := TraefikBinary()
 	if st, err := os.Stat(bin); err != nil || st.Mode()&0o111 == 0 || st.Size() == 0 {
-		t.Fatalf("gatewaytest: Traefik %s missing at %s: run `make traefik` (internal/gatewaytest/build-traefik.sh)", TraefikVersion, bin)
+		t.Fatalf("gatewaytest: Traefik %s missing at %s: run `make traefik` (testkit/gatewaytest/build-traefik.sh)", TraefikVersion, bin)
 	}
 	port, err := testcluster.FreePort()
 	if err != nil {

@@ -1,5 +1,5 @@
 # Sourced (not run) by the scripts that build the test tools from their Go modules into the
-# cache (internal/testcluster/build.sh, internal/gatewaytest/build-traefik.sh,
+# cache (testkit/testcluster/build.sh, testkit/gatewaytest/build-traefik.sh,
 # internal/ociimage/build-registry.sh): where a tool's binaries go, whether they are there, and
 # the lock that serialises concurrent builds (`make -j`, a test run started by hand).
 #

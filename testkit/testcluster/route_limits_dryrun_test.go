@@ -12,7 +12,7 @@ import (
 
 	"github.com/sparkui/sparkui/fn/function"
 	"github.com/sparkui/sparkui/internal/sidecar"
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 	"github.com/sparkui/sparkui/transform"
 )
 

@@ -226,7 +226,7 @@ func (p *Plugin) Discover(ctx context.Context, appPath string, env []string) (bo
 		m, err := filepath.Glob(filepath.Join(appPath, d.FileName))
 		return len(m) > 0, err
 	case d.Find.Glob != "":
-		return false, errors.New("discover.find.glob is not reproduced by internal/argocdcmp")
+		return false, errors.New("discover.find.glob is not reproduced by testkit/argocdcmp")
 	case len(d.Find.Command.Command) > 0:
 		out, _, err := Run(ctx, d.Find.Command, appPath, env)
 		return out != "", err

@@ -2,7 +2,7 @@
 # Builds the Flux CLI (github.com/fluxcd/flux2/v2, its cmd/flux) from its Go module and caches
 # the binary in
 #   ${SPARKUI_CACHE:-$HOME/.cache/sparkui}/flux/v2.9.5/flux
-# which is what internal/fluxtest and docs/deploy-flux.md's recipe run (`flux build
+# which is what testkit/fluxtest and docs/deploy-flux.md's recipe run (`flux build
 # kustomization --dry-run`, `flux push artifact`, `flux pull artifact`).
 #
 # v2.9.5 is the newest release the module proxy serves; its go.mod says `go 1.26.0`, so it
@@ -17,12 +17,12 @@
 # flux2's Makefile and .goreleaser.yml stamp it (-X main.VERSION).
 #
 # Idempotent: a binary already present is not rebuilt. It is written under a temporary name
-# and renamed into place; concurrent runs are serialised with flock (internal/toolcache).
+# and renamed into place; concurrent runs are serialised with flock (testkit/toolcache).
 # Nothing outside the cache directory is modified (not the project's go.mod).
 #
 # Only the Go module proxy is needed. Measured cold on 2 busy cores: see docs/deploy-flux.md.
 #
-# Usage: internal/fluxtest/build-flux.sh    (or `make flux`)
+# Usage: testkit/fluxtest/build-flux.sh    (or `make flux`)
 #   SPARKUI_CACHE   cache root (default $HOME/.cache/sparkui)
 #
 # Progress goes to stderr; the binary's path is printed on stdout at the end.
@@ -60,7 +60,7 @@ cp -R "$moddir" "$src"
 chmod -R u+w "$src"
 mkdir -p "$src/cmd/flux/manifests"
 cat >"$src/cmd/flux/manifests/placeholder.yaml" <<'YAML'
-# Built by sparkui's internal/fluxtest/build-flux.sh without Flux's install manifests:
+# Built by sparkui's testkit/fluxtest/build-flux.sh without Flux's install manifests:
 # `flux install` and `flux bootstrap` do not work with this binary.
 YAML
 log "building github.com/fluxcd/flux2/v2/cmd/flux@$FLUX_VERSION"

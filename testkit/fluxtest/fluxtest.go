@@ -22,10 +22,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sparkui/sparkui/internal/testcluster"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
-// Version is the Flux CLI internal/fluxtest/build-flux.sh builds.
+// Version is the Flux CLI testkit/fluxtest/build-flux.sh builds.
 const Version = "v2.9.5"
 
 // kustomize-controller's names: its API group (api/v1 GroupVersion) and field manager
@@ -44,7 +44,7 @@ func Bin(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(testcluster.CacheDir(), "flux", Version, "flux")
 	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("the Flux CLI %s is not built (%v): run `make flux` (internal/fluxtest/build-flux.sh)", Version, err)
+		t.Fatalf("the Flux CLI %s is not built (%v): run `make flux` (testkit/fluxtest/build-flux.sh)", Version, err)
 	}
 	return bin
 }
