@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/fn/function"
+	"github.com/sparkui/sparkui/internal/operatortest"
 	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
@@ -476,7 +477,7 @@ func operatorDriverPod(t *testing.T, it *yaml.RNode, route string) *yaml.RNode {
 // template the operator builds (stackabletech/spark-k8s-operator
 // rust/operator-binary/src/spark_k8s_controller.rs pod_template: one container "spark", the
 // application's ServiceAccount, its config volume) with spec.driver.podOverrides merged over
-// it as k8s-openapi's DeepMerge does (mergeOverrides), then what Spark adds to the template's
+// it as k8s-openapi's DeepMerge does (operatortest.MergeOverrides), then what Spark adds to the template's
 // container.
 func stackableDriverPod(t *testing.T, it *yaml.RNode) *yaml.RNode {
 	t.Helper()
@@ -498,7 +499,7 @@ spec:
     configMap: {name: ` + name + `-driver-pod-template}
 `)
 	if o, _ := it.Pipe(yaml.Lookup("spec", "driver", "podOverrides")); o != nil {
-		mergeOverrides(pod.YNode(), o.YNode(), "")
+		operatortest.MergeOverrides(pod.YNode(), o.YNode(), "")
 	}
 	labels := pod.GetLabels()
 	labels["spark-role"] = "driver"
@@ -508,51 +509,6 @@ spec:
 	mustPipe(t, spec, yaml.SetField("restartPolicy", yaml.NewScalarRNode("Never")))
 	completeContainers(t, spec)
 	return pod
-}
-
-// mergeOverrides merges a podOverrides mapping into a Pod as the Stackable operator does
-// (k8s-openapi's generated DeepMerge, after the API's list-map keys: containers,
-// initContainers, volumes and env by name, volumeMounts by mountPath, ports by containerPort;
-// a mapping merged key by key; anything else replaced).
-func mergeOverrides(dst, src *yaml.Node, key string) {
-	listKey := map[string]string{"containers": "name", "initContainers": "name", "volumes": "name", "env": "name",
-		"volumeMounts": "mountPath", "ports": "containerPort"}[key]
-	switch {
-	case dst.Kind == yaml.MappingNode && src.Kind == yaml.MappingNode:
-		for i := 0; i+1 < len(src.Content); i += 2 {
-			k, v := src.Content[i].Value, src.Content[i+1]
-			found := false
-			for j := 0; j+1 < len(dst.Content); j += 2 {
-				if dst.Content[j].Value == k {
-					if (v.Kind == yaml.MappingNode && dst.Content[j+1].Kind == yaml.MappingNode) || (v.Kind == yaml.SequenceNode && dst.Content[j+1].Kind == yaml.SequenceNode) {
-						mergeOverrides(dst.Content[j+1], v, k)
-					} else {
-						dst.Content[j+1] = v
-					}
-					found = true
-				}
-			}
-			if !found {
-				dst.Content = append(dst.Content, src.Content[i], v)
-			}
-		}
-	case dst.Kind == yaml.SequenceNode && src.Kind == yaml.SequenceNode && listKey != "":
-		for _, e := range src.Content {
-			id := yaml.NewRNode(e).Field(listKey)
-			merged := false
-			for _, d := range dst.Content {
-				if f := yaml.NewRNode(d).Field(listKey); id != nil && f != nil && f.Value.YNode().Value == id.Value.YNode().Value {
-					mergeOverrides(d, e, "")
-					merged = true
-				}
-			}
-			if !merged {
-				dst.Content = append(dst.Content, e)
-			}
-		}
-	default:
-		*dst = *src
-	}
 }
 
 // connectServerPod is the server Pod kubeflow's SparkConnect controller creates

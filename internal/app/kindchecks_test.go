@@ -16,13 +16,10 @@ import (
 var kindCheck = regexp.MustCompile(`\bKind(Pod|Workload|Kubeflow|Apache|Stackable)\b|ObjectKind *[!=]=|\.Injection *[!=]=|\bIsPod\(\)|"(SparkApplication|ScheduledSparkApplication|SparkConnect)"|case "(Pod|Deployment|StatefulSet|Job|CronJob)"`)
 
 // allowedKindChecks are the lines outside the adapters that remain (matched by content, so
-// that moving their file does not matter), each with why.
-var allowedKindChecks = map[string]string{
-	// runtime/binder: the runtime refuses a Service the kubeflow operator has taken over (its
-	// owner is a kubeflow SparkApplication): it reads owner references at run time, not the
-	// model.
-	`if o.Kind == "SparkApplication" && strings.HasPrefix(o.APIVersion, kubeflowGroup+"/") {`: "runtime",
-}
+// that moving their file does not matter), each with why. None now: the runtime's one
+// (runtime/binder kubeflowOwner) tells the kubeflow operator's Services by their owner's API
+// group instead of its kind.
+var allowedKindChecks = map[string]string{}
 
 // TestKindChecksStayInAdapters: transform, validate, fn and the model's shared files ask a
 // carrier for capabilities and facts; only the adapters (the files of this package that

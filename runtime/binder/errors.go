@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/sparkui/sparkui/internal/names"
 )
@@ -105,16 +106,20 @@ func (c *Client) classify(ctx context.Context, action string, err error) error {
 	return &Failure{Kind: Invalid, Err: err, Message: fmt.Sprintf("%s %s: %d: %s", action, svc, code, status.Status().Message)}
 }
 
-// kubeflowOwner tells a Service the kubeflow operator has written, and for which
-// SparkApplication ("" when its labels and owner do not say).
+// kubeflowOwner tells a Service the kubeflow operator has written, and names its owner
+// ("SparkApplication \"x\""; "" when its labels and owner do not say). Which operator wrote
+// it is the owner's API group, the operator's alone (every object it makes the owner of a
+// Service is one of its own resources: pkg/util/sparkapplication.go GetOwnerReference), so
+// no kind is compared; the kind only names the owner in the message.
 func kubeflowOwner(labels map[string]string, owners []metav1.OwnerReference) (string, bool) {
 	for _, o := range owners {
-		if o.Kind == "SparkApplication" && strings.HasPrefix(o.APIVersion, kubeflowGroup+"/") {
-			return o.Name, true
+		if gv, err := schema.ParseGroupVersion(o.APIVersion); err == nil && gv.Group == kubeflowGroup {
+			return fmt.Sprintf("%s %q", o.Kind, o.Name), true
 		}
 	}
 	if app := labels[kubeflowAppLabel]; app != "" {
-		return app, true
+		// GetResourceLabels: the label names the SparkApplication the Service was made for.
+		return fmt.Sprintf("SparkApplication %q", app), true
 	}
 	return "", labels[kubeflowCreatedLabel] == "true"
 }
@@ -161,7 +166,10 @@ func (c *Client) describeOwner(ctx context.Context, action string) string {
 	// sparkoperator.k8s.io/created-by-spark-operator; its UI Service of app <app> is
 	// <app>-ui-svc (internal/names/operators.go).
 	if kf, ok := kubeflowOwner(svc.Metadata.Labels, svc.Metadata.OwnerReferences); ok {
-		found = append(found, fmt.Sprintf("the kubeflow spark-operator has taken it over as its own UI Service of SparkApplication %q "+
+		if kf == "" {
+			kf = "an application it does not name"
+		}
+		found = append(found, fmt.Sprintf("the kubeflow spark-operator has taken it over as its own UI Service of %s "+
 			"(it names that Service %s); render the manifests with a current sparkui-fn, whose UI Service names keep clear of the operator's", kf, names.KubeflowUIServicePattern))
 	}
 	if v, ok := svc.Metadata.Labels[gk]; ok {

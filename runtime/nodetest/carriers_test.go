@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sparkui/sparkui/internal/operatortest"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/testkit/testcluster"
 	"github.com/sparkui/sparkui/testkit/testnode"
@@ -69,6 +70,12 @@ func startCarrierNode(t *testing.T) *testnode.Node {
 	for _, ref := range carrierImages {
 		imgs = append(imgs, testnode.Image{Ref: ref, Name: "fakespark-ui", Binary: ui, Paths: standInPaths, Env: []string{"SPARK_HOME=/opt/spark"}})
 	}
+	// Stackable's product image keeps Spark under /stackable/spark (the operator runs
+	// /stackable/spark/bin/spark-submit: stackabletech/spark-k8s-operator
+	// rust/operator-binary/src/crd/mod.rs build_command); its driver, like every operator's, is
+	// started by the image's entrypoint with Spark's `driver --properties-file …` arguments.
+	imgs = append(imgs, testnode.Image{Ref: operatortest.StackableImage("3.5.6"), Name: "fakespark-ui", Binary: ui,
+		Paths: []string{"/stackable/spark/bin/spark-submit"}, Env: []string{"SPARK_HOME=/stackable/spark"}})
 	return testnode.Start(t, testnode.Options{Images: imgs, Controllers: workloadControllers})
 }
 
@@ -188,6 +195,8 @@ var carrierRows = []carrierRow{
 		}},
 	{name: "Apache SparkApplication", files: []string{"examples/apache-operator/word-count.yaml"},
 		kind: "SparkApplication", end: deletePod, claims: []string{"word-count-corpus"}, build: apacheDriver},
+	{name: "stackable SparkApplication", files: []string{"testdata/carrier-stackable/input.yaml"},
+		kind: "SparkApplication", end: deletePod, build: stackableDriver},
 	{name: "kubeflow SparkConnect", files: []string{"testdata/carrier-kubeflow-sparkconnect/input.yaml"},
 		kind: "SparkConnect", end: deletePod, noHook: true, build: connectServer},
 	{name: "Deployment (Recreate)", files: []string{"examples/workloads/connect-server.yaml"}, config: "service: {type: ClusterIP}",

@@ -26,9 +26,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/utils/ptr"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/internal/operatortest"
 )
 
 // submission is what an operator hands Spark's KubernetesDriverBuilder: the driver template
@@ -500,4 +502,87 @@ func randomHex(t *testing.T, n int) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// stackableDriver builds the driver Pod of a Stackable SparkApplication
+// (docs/operators.md "Stackable operator for Apache Spark"): the operator's driver pod
+// template with spec.driver.podOverrides merged over it (internal/operatortest
+// StackableDriverTemplate, shared with runtime/blackbox), handed to spark-submit in cluster
+// mode with the conf stackabletech/spark-k8s-operator rust/operator-binary/src/crd/mod.rs
+// build_command gives it: podTemplateContainerName=spark, the namespace, the product image,
+// spark.kubernetes.memoryOverheadFactor=0.0, spark.driver.memory from
+// spec.driver.config.resources.memory.limit less the operator's overhead
+// (subtract_spark_memory_overhead: max(384 MiB, limit − limit/(1+f)), f 0.1 with a main class,
+// else 0.4; constants.rs), spark.executor.instances from spec.executor.replicas, then every
+// spec.sparkConf entry, which wins (a later --conf). spark-submit names the run
+// spark-<32 hex> and the Pod <name>-<16 hex>-driver unless the conf names it. The image's
+// entrypoint gets Spark's `driver --properties-file …` as with every operator: Spark sets the
+// driver container's args, not its command (BasicDriverFeatureStep, DriverCommandFeatureStep).
+func stackableDriver(t *testing.T, app *unstructured.Unstructured) (*corev1.Pod, *corev1.ConfigMap) {
+	t.Helper()
+	b, err := json.Marshal(app.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn, err := kyaml.Parse(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmplNode, image, err := operatortest.StackableDriverTemplate(rn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmplJSON, err := tmplNode.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &corev1.PodTemplateSpec{}
+	if err := json.Unmarshal(tmplJSON, tmpl); err != nil {
+		t.Fatalf("the Stackable driver template: %v", err)
+	}
+	spec, _, _ := unstructured.NestedMap(app.Object, "spec")
+	name := app.GetName()
+	s := submission{
+		template: tmpl, namespace: app.GetNamespace(), appID: "spark-" + randomHex(t, 16), appName: name,
+		sparkVersion: strField(spec, "sparkImage", "productVersion"), image: image,
+		mainClass: strField(spec, "mainClass"), mainResource: strField(spec, "mainApplicationFile"),
+		cores: 1, memoryMiB: 1024,
+		conf: map[string]string{
+			"spark.kubernetes.driver.podTemplateContainerName": operatortest.StackableContainer,
+			"spark.kubernetes.namespace":                       app.GetNamespace(),
+			"spark.kubernetes.driver.container.image":          image,
+			"spark.kubernetes.memoryOverheadFactor":            "0.0",
+		},
+	}
+	s.args, _, _ = unstructured.NestedStringSlice(spec, "args")
+	if l := strField(spec, "driver", "config", "resources", "memory", "limit"); l != "" {
+		q, err := resource.ParseQuantity(l)
+		if err != nil {
+			t.Fatalf("spec.driver.config.resources.memory.limit %q: %v", l, err)
+		}
+		limit := q.Value() >> 20
+		f := 0.4
+		if s.mainClass != "" {
+			f = 0.1
+		}
+		s.memoryMiB = limit
+		if limit >= 384 {
+			s.memoryMiB = limit - max(384, limit-int64(float64(limit)/(1+f)))
+		}
+		s.conf["spark.driver.memory"] = fmt.Sprintf("%dm", s.memoryMiB)
+	}
+	if r, ok, _ := unstructured.NestedInt64(spec, "executor", "replicas"); ok {
+		s.conf["spark.executor.instances"] = strconv.FormatInt(r, 10)
+	}
+	confs, _, _ := unstructured.NestedStringMap(spec, "sparkConf")
+	for k, v := range confs {
+		s.conf[k] = v
+	}
+	s.containerName = s.conf["spark.kubernetes.driver.podTemplateContainerName"]
+	s.sa = s.conf["spark.kubernetes.authenticate.driver.serviceAccountName"]
+	s.podName = s.conf["spark.kubernetes.driver.pod.name"]
+	if s.podName == "" {
+		s.podName = name + "-" + randomHex(t, 8) + "-driver"
+	}
+	return sparkDriver(t, s)
 }
