@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/fn/function"
-	"github.com/sparkui/sparkui/internal/operatortest"
+	"github.com/sparkui/sparkui/testkit/operatortest"
 	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/names"
-	"github.com/sparkui/sparkui/internal/operatortest"
+	"github.com/sparkui/sparkui/testkit/operatortest"
 )
 
 func TestCarrierStackable(t *testing.T) {
@@ -25,7 +25,7 @@ func TestCarrierStackableOverrides(t *testing.T) {
 }
 
 // stackableDriver builds the driver Pod of a Stackable SparkApplication: the operator's driver
-// pod template with spec.driver.podOverrides merged over it (internal/operatortest
+// pod template with spec.driver.podOverrides merged over it (testkit/operatortest
 // StackableDriverTemplate, which cites stackabletech/spark-k8s-operator), handed to
 // spark-submit with podTemplateContainerName=spark (crd/mod.rs build_command). Spark then
 // fills in the container and labels the Pod spark-app-selector=spark-<32 hex>, new every

@@ -28,8 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sparkui/sparkui/internal/operatortest"
 	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/testkit/operatortest"
 	"github.com/sparkui/sparkui/testkit/testcluster"
 	"github.com/sparkui/sparkui/testkit/testnode"
 )

@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkui/sparkui/internal/names"
-	"github.com/sparkui/sparkui/internal/operatortest"
+	"github.com/sparkui/sparkui/testkit/operatortest"
 )
 
 // submission is what an operator hands Spark's KubernetesDriverBuilder: the driver template
@@ -506,7 +506,7 @@ func randomHex(t *testing.T, n int) string {
 
 // stackableDriver builds the driver Pod of a Stackable SparkApplication
 // (docs/operators.md "Stackable operator for Apache Spark"): the operator's driver pod
-// template with spec.driver.podOverrides merged over it (internal/operatortest
+// template with spec.driver.podOverrides merged over it (testkit/operatortest
 // StackableDriverTemplate, shared with runtime/blackbox), handed to spark-submit in cluster
 // mode with the conf stackabletech/spark-k8s-operator rust/operator-binary/src/crd/mod.rs
 // build_command gives it: podTemplateContainerName=spark, the namespace, the product image,
