@@ -66,13 +66,13 @@ node: control-plane
 traefik:
 	bash testkit/gatewaytest/build-traefik.sh
 
-# The distribution registry internal/ociimage/imagetest pushes the images to, built from its Go
+# The distribution registry testkit/imagetest pushes the images to, built from its Go
 # module like the other tools.
 registry:
-	bash internal/ociimage/build-registry.sh
+	bash testkit/registry/build-registry.sh
 
 # crane (go-containerregistry's CLI, the version go.mod requires): the publishing command
-# docs/images.md gives, run by internal/ociimage/imagetest against that registry.
+# docs/images.md gives, run by testkit/imagetest against that registry.
 CRANE_VERSION := v0.22.1
 CRANE := $(CACHE)/bin/crane-$(CRANE_VERSION)
 crane: $(CRANE)
@@ -138,7 +138,7 @@ fuzz:
 test: build tools fmt-check vet lint unit fuzz
 
 # The packages whose tests link neither testkit/testcluster (the control plane, and the cache
-# root of the tools `make tools` builds: internal/ociimage/imagetest's registry) nor run the
+# root of the tools `make tools` builds: testkit/imagetest's registry) nor run the
 # examples (kustomize, kpt): read from the test binaries' dependencies, so a package that starts
 # needing a cluster or a built tool leaves the list by itself. There is no -short mode (a test never skips; a
 # missing tool is a failure), so fn's one test of the kustomize and kpt CLIs and catalog's run of its

@@ -31,9 +31,9 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/names"
-	"github.com/sparkui/sparkui/internal/ociimage/imagetest"
 	"github.com/sparkui/sparkui/runtime/binder"
 	"github.com/sparkui/sparkui/testkit/fluxtest"
+	"github.com/sparkui/sparkui/testkit/imagetest"
 	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 

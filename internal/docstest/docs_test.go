@@ -80,7 +80,7 @@ func TestCompatibilityVersions(t *testing.T) {
 		{"Go", strings.Join(strings.Split(pinned(t, "go.mod", `(?m)^go (\S+)`), ".")[:2], ".")},
 		{"containerd, runc", "containerd " + version(t, tool("containerd", "--version"), `containerd \S+ (\d+\.\d+\.\d+)`)},
 		{"containerd, runc", "runc " + version(t, tool("runc", "--version"), `runc version (\d+\.\d+\.\d+)`)},
-		{"distribution registry", pinned(t, "internal/ociimage/build-registry.sh", `(?m)^REGISTRY_VERSION=(\S+)`)},
+		{"distribution registry", pinned(t, "testkit/registry/build-registry.sh", `(?m)^REGISTRY_VERSION=(\S+)`)},
 		{"crane, skopeo", "crane " + pinned(t, "Makefile", `(?m)^CRANE_VERSION := (\S+)`)},
 		{"crane, skopeo", "skopeo " + version(t, tool("skopeo", "--version"), `skopeo version (\d+\.\d+\.\d+)`)},
 		{"podman (kpt's container runtime)", version(t, tool("podman", "--version"), `podman version (\d+\.\d+\.\d+)`)},

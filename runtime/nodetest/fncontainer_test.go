@@ -76,7 +76,7 @@ func TestFunctionContainerOnNode(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	// ctr forwards stdin to the task's FIFO only once the task runs; what is written and
-	// closed earlier never reaches it (internal/ociimage/imagetest waits the same way).
+	// closed earlier never reaches it (testkit/imagetest waits the same way).
 	testcluster.WaitFor(t, time.Minute, "the function's task running", func() (bool, string) {
 		ls, _ := ctr("tasks", "ls").CombinedOutput()
 		for _, line := range strings.Split(string(ls), "\n") {

@@ -1,6 +1,6 @@
 # Sourced (not run) by the scripts that build the test tools from their Go modules into the
 # cache (testkit/testcluster/build.sh, testkit/gatewaytest/build-traefik.sh,
-# internal/ociimage/build-registry.sh): where a tool's binaries go, whether they are there, and
+# testkit/registry/build-registry.sh): where a tool's binaries go, whether they are there, and
 # the lock that serialises concurrent builds (`make -j`, a test run started by hand).
 #
 # toolcache_init TAG ROOTNAME OUTREL: sets ROOT=$CACHE/ROOTNAME (scratch modules, the lock) and

@@ -19,7 +19,7 @@ import (
 	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
-// RegistryVersion is the distribution release internal/ociimage/build-registry.sh builds.
+// RegistryVersion is the distribution release testkit/registry/build-registry.sh builds.
 const RegistryVersion = "v3.1.2"
 
 // AptPodman installs podman the way .ci/run does.
@@ -32,7 +32,7 @@ func StartRegistry(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(testcluster.CacheDir(), "registry", RegistryVersion, "registry")
 	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("the distribution registry %s is not built (%v): run `make registry` (internal/ociimage/build-registry.sh)", RegistryVersion, err)
+		t.Fatalf("the distribution registry %s is not built (%v): run `make registry` (testkit/registry/build-registry.sh)", RegistryVersion, err)
 	}
 	port, err := testcluster.FreePort()
 	if err != nil {

@@ -51,8 +51,8 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/ociimage"
-	"github.com/sparkui/sparkui/internal/ociimage/imagetest"
 	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/testkit/imagetest"
 	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
@@ -70,7 +70,7 @@ var root, version string
 
 func TestMain(m *testing.M) {
 	var err error
-	if root, err = filepath.Abs("../../.."); err == nil {
+	if root, err = filepath.Abs("../.."); err == nil {
 		var v []byte
 		v, err = os.ReadFile(filepath.Join(root, "VERSION"))
 		version = strings.TrimSpace(string(v))
@@ -186,7 +186,7 @@ func layoutIndex(t *testing.T, tarPath, name string) (layout.Path, v1.Descriptor
 // build.
 func TestPinnedVersions(t *testing.T) {
 	for _, c := range []struct{ file, re, want string }{
-		{"internal/ociimage/build-registry.sh", `(?m)^REGISTRY_VERSION=(\S+)$`, imagetest.RegistryVersion},
+		{"testkit/registry/build-registry.sh", `(?m)^REGISTRY_VERSION=(\S+)$`, imagetest.RegistryVersion},
 		{"Makefile", `(?m)^CRANE_VERSION := (\S+)$`, CraneVersion},
 	} {
 		b, err := os.ReadFile(filepath.Join(root, c.file))

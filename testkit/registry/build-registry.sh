@@ -3,7 +3,7 @@
 # the registry Docker Hub and most self-hosted registries run) from its Go module and caches the
 # binary in
 #   ${SPARKUI_CACHE:-$HOME/.cache/sparkui}/registry/v3.1.2/registry
-# which is what internal/ociimage/imagetest pushes the images to and pulls them back from.
+# which is what testkit/imagetest pushes the images to and pulls them back from.
 #
 # v3.1.2 is the newest release the module proxy serves; its go.mod has no replace or exclude
 # directive, so `go install module/cmd@version` builds it as published.
@@ -15,7 +15,7 @@
 #
 # Only the Go module proxy is needed. Measured cold on 2 busy cores: see docs/images.md.
 #
-# Usage: internal/ociimage/build-registry.sh    (or `make registry`)
+# Usage: testkit/registry/build-registry.sh    (or `make registry`)
 #   SPARKUI_CACHE   cache root (default $HOME/.cache/sparkui)
 #
 # Progress goes to stderr; the binary's path is printed on stdout at the end.

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/sparkui/sparkui/catalog"
-	"github.com/sparkui/sparkui/internal/ociimage/imagetest"
+	"github.com/sparkui/sparkui/testkit/imagetest"
 	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
