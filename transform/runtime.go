@@ -2,9 +2,9 @@ package transform
 
 import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	"slices"
 
 	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/fieldpath"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
@@ -140,15 +140,19 @@ func upsertNamed(parent *yaml.Node, key string, want *yaml.Node) {
 	upsertIn(yamlx.EnsureSeq(parent, key), want)
 }
 
-// upsertIn puts want in the sequence list in place of the element with its name, unless equal.
-func upsertIn(list, want *yaml.Node) {
+// upsertIn puts want in the sequence list in place of the element with its name, unless
+// equal; it reports whether the list changed.
+func upsertIn(list, want *yaml.Node) bool {
 	i, cur := named(list, yamlx.GetStr(want, "name"))
 	switch {
 	case cur == nil:
 		list.Content = append(list.Content, want)
 	case !yamlx.Equal(cur, want):
 		list.Content[i] = want
+	default:
+		return false
 	}
+	return true
 }
 
 // InjectRuntime adds the runtime sidecar, its shared volume, and the driver container's mount
@@ -218,24 +222,22 @@ func injectCarrier(a *app.App, o Options) {
 		return
 	}
 	upsertIn(vols, runtimeVolume())
+	var drops Plan
 	if o.RuntimeAuth.Kind != "" {
 		upsertIn(vols, authVolume(o.RuntimeAuth))
 	} else {
-		_, parent, key := slotAt(c, app.SlotVolumes)
-		dropNamed(parent, key, sidecar.AuthVolumeName)
+		drops = append(drops, removeNamed(c, app.SlotVolumes, sidecar.AuthVolumeName)...)
 	}
 	if c.OperatorOwnsLifecycle() {
 		// The operator replaces the container's whole lifecycle (kubeflow/spark-operator
 		// internal/controller/sparkconnect/reconciler.go mutateServerPod): a preStop hook
 		// would be lost, and the mount serves only that hook. The runtime withdraws on
 		// SIGTERM, which the native sidecar gets after the driver container has exited.
-		if drv, _, _ := c.Lookup(app.SlotDriverContainer); drv != nil {
-			dropNamed(drv, "volumeMounts", sidecar.VolumeName, sidecar.AuthVolumeName)
-			dropOurPreStop(drv)
-		}
+		drops = append(drops, driverRemovals(slotPath(c, app.SlotDriverContainer), sidecar.VolumeName, sidecar.AuthVolumeName)...)
+		_, _ = drops.Apply(c)
 		return
 	}
-	drv, _, err := c.Ensure(app.SlotDriverContainer)
+	drv, drvPath, err := c.Ensure(app.SlotDriverContainer)
 	if err != nil {
 		return
 	}
@@ -250,68 +252,28 @@ func injectCarrier(a *app.App, o Options) {
 	if o.RuntimeAuth.Kind != "" && c.ViaWebhook() {
 		upsertNamed(drv, "volumeMounts", authMount())
 	} else {
-		dropNamed(drv, "volumeMounts", sidecar.AuthVolumeName)
+		drops = append(drops, removeIn(fieldpath.Key(drvPath, "volumeMounts"), sidecar.AuthVolumeName)...)
 	}
+	_, _ = drops.Apply(c)
 	addPreStop(drv)
-}
-
-// dropNamed is the one way sparkui takes its entries out of a named list (containers,
-// volumes, mounts): it removes from the sequence parent[key] the entries called one of names,
-// and the key when that removal empties it; a list that was empty before is the user's and
-// is kept. It reports whether anything was removed.
-func dropNamed(parent *yaml.Node, key string, names ...string) bool {
-	list := yamlx.Get(parent, key)
-	if list == nil || list.Kind != yaml.SequenceNode {
-		return false
-	}
-	removed := yamlx.Filter(list, func(e *yaml.Node) bool {
-		return e.Kind != yaml.MappingNode || !slices.Contains(names, yamlx.GetStr(e, "name"))
-	})
-	if removed && len(list.Content) == 0 {
-		yamlx.Delete(parent, key)
-	}
-	return removed
-}
-
-// dropOurPreStop removes sparkui's withdraw preStop from the container-like mapping c, and
-// the lifecycle when that removal empties it: a lifecycle that was empty before (the user's
-// `lifecycle: {}`) is kept, as dropNamed keeps an empty list.
-func dropOurPreStop(c *yaml.Node) bool {
-	lc := yamlx.Get(c, "lifecycle")
-	if lc == nil || lc.Kind != yaml.MappingNode || !app.IsOurPreStop(yamlx.Get(lc, "preStop")) {
-		return false
-	}
-	yamlx.Delete(lc, "preStop")
-	if len(lc.Content) == 0 {
-		yamlx.Delete(c, "lifecycle")
-	}
-	return true
 }
 
 // RemoveRuntime undoes InjectRuntime, for an application whose UI was switched off.
 func RemoveRuntime(a *app.App) {
-	removeCarrier(a)
+	_, _ = RemovalPlan(a).Apply(a.Carrier)
 }
 
-// removeCarrier is RemoveRuntime for carriers: only what exists is looked at, nothing is
-// created.
-func removeCarrier(a *app.App) {
+// RemovalPlan is RemoveRuntime's plan: the other injection's entries (OtherInjectionPlan),
+// then this one's runtime container and volumes, the identity label where sparkui set it and
+// the driver's mount and preStop. Only what exists is looked at, nothing is created.
+func RemovalPlan(a *app.App) Plan {
 	c := a.Carrier
-	RemoveOtherInjection(c)
-	for _, s := range []app.Slot{app.SlotInitContainers, app.SlotVolumes} {
-		_, parent, key := slotAt(c, s)
-		dropNamed(parent, key, sidecar.ContainerName, sidecar.VolumeName, sidecar.AuthVolumeName)
-	}
+	ours := []string{sidecar.ContainerName, sidecar.VolumeName, sidecar.AuthVolumeName}
+	p := OtherInjectionPlan(c)
+	p = append(p, removeNamed(c, app.SlotInitContainers, ours...)...)
+	p = append(p, removeNamed(c, app.SlotVolumes, ours...)...)
 	if !c.SparkOwnsIdentityLabel() {
-		if _, parent, key := slotAt(c, app.SlotPodLabels); parent != nil {
-			if labels := yamlx.Get(parent, key); labels != nil && labels.Kind == yaml.MappingNode &&
-				yamlx.Delete(labels, a.IdentityKey) && len(labels.Content) == 0 {
-				yamlx.Delete(parent, key)
-			}
-		}
+		p = append(p, removeIf(slotPath(c, app.SlotPodLabels), a.IdentityKey, nil)...)
 	}
-	if drv := a.DriverContainerNode(); drv != nil && drv.Kind == yaml.MappingNode {
-		dropNamed(drv, "volumeMounts", sidecar.VolumeName, sidecar.AuthVolumeName)
-		dropOurPreStop(drv)
-	}
+	return append(p, driverRemovals(slotPath(c, app.SlotDriverContainer), sidecar.VolumeName, sidecar.AuthVolumeName)...)
 }

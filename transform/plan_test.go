@@ -1,0 +1,119 @@
+package transform
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sparkui/sparkui/internal/app"
+)
+
+// TestRemovalPlan: what sparkui takes out of a kubeflow SparkApplication whose UI was
+// switched off, read from the plan alone: on the template injection, the webhook injection's
+// copies first (its volumes are the SparkApplication's spec.volumes; the label goes only
+// when it is this application's), then the template's runtime container, volumes, identity
+// label, and the driver's mount and sparkui's preStop, each at its field path, nothing else.
+func TestRemovalPlan(t *testing.T) {
+	const doc = `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: pi, namespace: ns}
+spec:
+  sparkConf: {spark.ui.enabled: "false"}
+  driver:
+    template:
+      spec:
+        containers: [{name: spark-kubernetes-driver}]
+`
+	m, _ := build(t, doc, app.InjectTemplate)
+	got := RemovalPlan(m.Apps[0]).Strings()
+	want := []string{
+		"remove spec.driver.initContainers [sparkui-runtime]",
+		"remove spec.volumes [sparkui-runtime sparkui-runtime-auth]",
+		"remove spec.driver.volumeMounts [sparkui-runtime sparkui-runtime-auth]",
+		"remove spec.driver.lifecycle.preStop if sparkui's preStop",
+		`remove spec.driver.labels["sparkui.dev/application"] if equal = pi`,
+		"remove spec.driver.template.spec.initContainers [sparkui-runtime sparkui-runtime-auth]",
+		"remove spec.driver.template.spec.volumes [sparkui-runtime sparkui-runtime-auth]",
+		`remove spec.driver.template.metadata.labels["sparkui.dev/application"]`,
+		"remove spec.driver.template.spec.containers[0].volumeMounts [sparkui-runtime sparkui-runtime-auth]",
+		"remove spec.driver.template.spec.containers[0].lifecycle.preStop if sparkui's preStop",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("RemovalPlan:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestOtherInjectionPlanTemplate: switching to the webhook injection on sparkui's template
+// output plans the template's entries out, the bare driver container sparkui created and the
+// template's emptied spec, metadata and the template itself (each only if emptied by this
+// plan), and applying it gives back the object without a template.
+func TestOtherInjectionPlanTemplate(t *testing.T) {
+	const doc = `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: pi, namespace: ns}
+spec:
+  driver: {cores: 1}
+`
+	m, items := build(t, doc, app.InjectTemplate)
+	before := str(t, items[0])
+	if err := PrepareCarrier(m.Apps[0]); err != nil {
+		t.Fatal(err)
+	}
+	InjectRuntime(m.Apps[0], Options{RuntimeImage: "r:1"})
+	// The same object, read as the webhook injection's carrier.
+	m2 := app.BuildWith(items, app.CarrierOptions{KubeflowInjection: app.InjectWebhook})
+	c := m2.Apps[0].Carrier
+	got := OtherInjectionPlan(c).Strings()
+	want := []string{
+		`remove spec.driver.template.metadata.labels["sparkui.dev/application"] if equal = pi`,
+		"prune spec.driver.template.metadata",
+		"remove spec.driver.template.spec.initContainers [sparkui-runtime]",
+		"remove spec.driver.template.spec.volumes [sparkui-runtime sparkui-runtime-auth]",
+		"remove spec.driver.template.spec.containers[0].volumeMounts [sparkui-runtime]",
+		"remove spec.driver.template.spec.containers[0].lifecycle.preStop if sparkui's preStop",
+		"remove spec.driver.template.spec.containers [spark-kubernetes-driver] if bare",
+		"prune spec.driver.template.spec",
+		"prune spec.driver.template",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("OtherInjectionPlan:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	changed, err := OtherInjectionPlan(c).Apply(c)
+	if err != nil || !changed {
+		t.Fatalf("Apply = %v, %v; want a change", changed, err)
+	}
+	if got := str(t, items[0]); got != before {
+		t.Errorf("after the plan:\n%s\nwant\n%s", got, before)
+	}
+	if changed, _ := OtherInjectionPlan(c).Apply(c); changed {
+		t.Error("a second Apply changed the object")
+	}
+}
+
+// TestPlanKeepsForeignEntries: the applier's conditions hold: a label of another value, a
+// preStop that is not sparkui's and a container with more than its name stay.
+func TestPlanKeepsForeignEntries(t *testing.T) {
+	const doc = `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: pi, namespace: ns}
+spec:
+  driver:
+    labels: {sparkui.dev/application: other}
+    lifecycle: {preStop: {exec: {command: [sleep, "5"]}}}
+    template:
+      metadata: {labels: {sparkui.dev/application: other}}
+      spec:
+        containers: [{name: spark-kubernetes-driver, image: x, lifecycle: {preStop: {exec: {command: [sleep, "5"]}}}}]
+`
+	for _, inj := range []app.Injection{app.InjectTemplate, app.InjectWebhook} {
+		m, items := build(t, doc, inj)
+		before := str(t, items[0])
+		c := m.Apps[0].Carrier
+		if changed, err := OtherInjectionPlan(c).Apply(c); changed || err != nil {
+			t.Errorf("%v: Apply = %v, %v; want no change", inj, changed, err)
+		}
+		if got := str(t, items[0]); got != before {
+			t.Errorf("%v: the plan changed the object:\n%s\nwant\n%s", inj, got, before)
+		}
+	}
+}
