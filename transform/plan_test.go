@@ -1,9 +1,13 @@
 package transform
 
 import (
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
 )
@@ -114,6 +118,53 @@ spec:
 		}
 		if got := str(t, items[0]); got != before {
 			t.Errorf("%v: the plan changed the object:\n%s\nwant\n%s", inj, got, before)
+		}
+	}
+}
+
+// TestApplyLeavesAppFacts: transform writes objects, never the model: after Apply with a route
+// (new UI Service, RBAC, HTTPRoute, proxy settings in the conf) and on its own output (every
+// object then exists and is brought back in place), the App's fields sparkui used to set
+// (UIService, Role, RoleBinding, Routes, ExtraRoutes, Props, the carrier's Conf) are what
+// the build read.
+func TestApplyLeavesAppFacts(t *testing.T) {
+	const doc = `apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: pi, namespace: ns}
+spec:
+  sparkConf: {spark.ui.proxyBase: /mine}
+  driver: {cores: 1}
+`
+	o := Options{ServiceEnabled: true, ServiceType: "ClusterIP", RuntimeImage: "r:1", CreateRBAC: true,
+		Route: RouteOptions{Kind: RouteHTTPRoute, PathPrefix: "/spark/{namespace}/{name}",
+			ParentRefs: []ParentRef{{Name: "gw"}}}}
+	fresh, _ := build(t, doc, app.InjectTemplate)
+	m, _ := build(t, doc, app.InjectTemplate)
+	items, _ := Apply(m, o)
+	for run, m := range []*app.Model{fresh, app.BuildWith(items, app.CarrierOptions{})} {
+		a := m.Apps[0]
+		type facts struct {
+			svc, role, rb *yaml.RNode
+			routes        map[string]*yaml.RNode
+			extra         []*yaml.RNode
+			props, conf   map[string]string
+		}
+		snap := func() facts {
+			return facts{a.UIService, a.Role, a.RoleBinding, maps.Clone(a.Routes), slices.Clone(a.ExtraRoutes),
+				maps.Clone(a.Props), maps.Clone(a.Carrier.Conf)}
+		}
+		before := snap()
+		out, notes := Apply(m, o)
+		for _, n := range notes {
+			if n.Error {
+				t.Fatalf("run %d: %s", run, n.Msg)
+			}
+		}
+		if run == 0 && len(out) != 5 {
+			t.Fatalf("run 0: %d items, want the carrier, a Service, a Role, a RoleBinding and an HTTPRoute", len(out))
+		}
+		if after := snap(); !reflect.DeepEqual(after, before) {
+			t.Errorf("run %d: Apply changed the App:\n%+v\nwant\n%+v", run, after, before)
 		}
 	}
 }
