@@ -23,8 +23,8 @@ const (
 	// OpEnsure creates a slot of the carrier and what is missing on the way to it
 	// (app.Carrier.Ensure).
 	OpEnsure OpKind = iota
-	// OpUpsert puts Value in the named list of Slot in place of the entry of its name, unless
-	// equal, creating the slot when absent.
+	// OpUpsert puts Value in the named list of Slot (or the list Field of Slot's mapping) in
+	// place of the entry of its name, unless equal, creating the slot and list when absent.
 	OpUpsert
 	// OpRemove takes out, at Path: the entries of the list named one of Names (When Bare: only
 	// an entry left with its name alone after this plan removed something from it); or, without
@@ -32,6 +32,10 @@ const (
 	// sparkui's withdraw hook). The list or mapping holding what went is deleted when that
 	// removal empties it: one that was empty before is the user's and stays.
 	OpRemove
+	// OpSet sets Key in Slot's mapping (or in the mapping Field of it, created when absent) to
+	// Value, unless equal; When Absent: only where Key is missing; When OurPreStop: only where
+	// Key is missing or holds sparkui's withdraw hook.
+	OpSet
 	// OpPrune deletes the mapping at Path when it is empty and this plan removed something
 	// under it (the template sparkui created, emptied again).
 	OpPrune
@@ -45,13 +49,16 @@ const (
 	Equal
 	OurPreStop
 	Bare
+	Absent
 )
 
 // Op is one operation of a plan.
 type Op struct {
 	Kind OpKind
-	// Slot is the slot of OpEnsure and OpUpsert.
-	Slot app.Slot
+	// Slot is the slot of OpEnsure, OpUpsert and OpSet; Field a field of its mapping, Key
+	// OpSet's key.
+	Slot       app.Slot
+	Field, Key string
 	// Path is the field path of OpRemove and OpPrune, from the object's root.
 	Path  string
 	Names []string
@@ -60,14 +67,20 @@ type Op struct {
 	Value *yaml.Node
 }
 
-var opNames = [...]string{"ensure", "upsert", "remove", "prune"}
-var whenNames = [...]string{"", " if equal", " if sparkui's preStop", " if bare"}
+var opNames = [...]string{"ensure", "upsert", "remove", "set", "prune"}
+var whenNames = [...]string{"", " if equal", " if sparkui's preStop", " if bare", " if absent"}
 
 // String is the operation in one line, what plan tests compare.
 func (o Op) String() string {
 	s := opNames[o.Kind] + " "
-	if o.Kind == OpEnsure || o.Kind == OpUpsert {
+	if o.Kind == OpEnsure || o.Kind == OpUpsert || o.Kind == OpSet {
 		s += "slot " + slotName(o.Slot)
+		if o.Field != "" {
+			s += "." + o.Field
+		}
+		if o.Key != "" {
+			s += " " + o.Key
+		}
 	} else {
 		s += o.Path
 	}
@@ -76,7 +89,9 @@ func (o Op) String() string {
 	}
 	s += whenNames[o.When]
 	if o.Value != nil {
-		if o.Value.Kind == yaml.ScalarNode {
+		if o.Kind == OpSet && o.Value.Kind != yaml.ScalarNode {
+			s += " = {…}"
+		} else if o.Value.Kind == yaml.ScalarNode {
 			s += " = " + o.Value.Value
 		} else if n := yamlx.GetStr(o.Value, "name"); n != "" {
 			s += " " + n
@@ -122,10 +137,10 @@ func (p Plan) Apply(c *app.Carrier) (changed bool, err error) {
 		switch o.Kind {
 		case OpEnsure:
 			_, _, err = c.Ensure(o.Slot)
-		case OpUpsert:
-			var list *yaml.Node
-			if list, _, err = c.Ensure(o.Slot); err == nil {
-				changed = upsertIn(list, o.Value) || changed
+		case OpUpsert, OpSet:
+			var n *yaml.Node
+			if n, _, err = c.Ensure(o.Slot); err == nil {
+				changed = write(n, o) || changed
 			}
 		case OpRemove:
 			changed = ap.remove(o) || changed
@@ -178,6 +193,28 @@ func (ap *applier) prune(path string) {
 	if n := yamlx.Get(parent, key); n != nil && n.Kind == yaml.MappingNode && len(n.Content) == 0 {
 		yamlx.Delete(parent, key)
 	}
+}
+
+// write executes an OpUpsert or OpSet on the slot's node n.
+func write(n *yaml.Node, o Op) bool {
+	if o.Kind == OpUpsert {
+		if o.Field != "" {
+			n = yamlx.EnsureSeq(n, o.Field)
+		}
+		return upsertIn(n, o.Value)
+	}
+	if o.Field != "" {
+		n = yamlx.Ensure(n, o.Field)
+	}
+	cur := yamlx.Get(n, o.Key)
+	switch {
+	case o.When == Absent && cur != nil,
+		o.When == OurPreStop && cur != nil && !app.IsOurPreStop(cur),
+		cur != nil && yamlx.Equal(cur, o.Value):
+		return false
+	}
+	yamlx.Set(n, o.Key, o.Value)
+	return true
 }
 
 // removeAt executes one OpRemove on parent[key].

@@ -168,3 +168,60 @@ spec:
 		}
 	}
 }
+
+// TestInjectionPlan: what sparkui writes into a carrier, read from the plan: on a kubeflow
+// template injection the webhook injection's copies go first, then the identity label (set,
+// as sparkui owns it there), the runtime container and volume, the driver's mount and the
+// withdraw hook unless a preStop of the user's is there; the auth volume and mount go when no
+// credential is configured. On a spark-submit Pod Spark owns the label: set only if absent.
+func TestInjectionPlan(t *testing.T) {
+	for name, tc := range map[string]struct {
+		doc  string
+		want []string
+	}{
+		"kubeflow": {`apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: pi, namespace: ns}
+spec:
+  driver: {cores: 1}
+`, []string{
+			"remove spec.driver.initContainers [sparkui-runtime]",
+			"remove spec.volumes [sparkui-runtime sparkui-runtime-auth]",
+			"remove spec.driver.volumeMounts [sparkui-runtime sparkui-runtime-auth]",
+			"remove spec.driver.lifecycle.preStop if sparkui's preStop",
+			`remove spec.driver.labels["sparkui.dev/application"] if equal = pi`,
+			"set slot podLabels sparkui.dev/application = pi",
+			"upsert slot initContainers sparkui-runtime",
+			"upsert slot volumes sparkui-runtime",
+			"remove spec.driver.template.spec.volumes [sparkui-runtime-auth]",
+			"upsert slot driverContainer.volumeMounts sparkui-runtime",
+			"remove spec.driver.template.spec.containers[0].volumeMounts [sparkui-runtime-auth]",
+			"set slot driverContainer.lifecycle preStop if sparkui's preStop = {…}",
+		}},
+		"pod": {`apiVersion: v1
+kind: Pod
+metadata: {name: d-driver, namespace: ns, labels: {spark-role: driver, spark-app-selector: spark-1}}
+spec:
+  containers: [{name: spark-kubernetes-driver}]
+`, []string{
+			"set slot podLabels spark-app-selector if absent = spark-1",
+			"upsert slot initContainers sparkui-runtime",
+			"upsert slot volumes sparkui-runtime",
+			"remove spec.volumes [sparkui-runtime-auth]",
+			"upsert slot driverContainer.volumeMounts sparkui-runtime",
+			"remove spec.containers[0].volumeMounts [sparkui-runtime-auth]",
+			"set slot driverContainer.lifecycle preStop if sparkui's preStop = {…}",
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m, _ := build(t, tc.doc, app.InjectTemplate)
+			if err := PrepareCarrier(m.Apps[0]); err != nil {
+				t.Fatal(err)
+			}
+			got := InjectionPlan(m.Apps[0], Options{RuntimeImage: "r:1"}).Strings()
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("InjectionPlan:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}

@@ -135,11 +135,6 @@ func named(list *yaml.Node, name string) (int, *yaml.Node) {
 	return -1, nil
 }
 
-// upsertNamed puts want in list in place of the element with its name, unless equal.
-func upsertNamed(parent *yaml.Node, key string, want *yaml.Node) {
-	upsertIn(yamlx.EnsureSeq(parent, key), want)
-}
-
 // upsertIn puts want in the sequence list in place of the element with its name, unless
 // equal; it reports whether the list changed.
 func upsertIn(list, want *yaml.Node) bool {
@@ -162,15 +157,6 @@ func InjectRuntime(a *app.App, o Options) {
 	injectCarrier(a, o)
 }
 
-// addPreStop puts the withdraw hook on the driver container, unless it has a preStop of its
-// own (SUI017 reports that).
-func addPreStop(c *yaml.Node) {
-	lc := yamlx.Ensure(c, "lifecycle")
-	if h := yamlx.Get(lc, "preStop"); h == nil || app.IsOurPreStop(h) {
-		yamlx.SetIfChanged(lc, "preStop", preStop())
-	}
-}
-
 // PrepareCarrier creates the places the additions go in a carrier (a kubeflow driver
 // template, an Apache podTemplateSpec, the driver container an operator's template lacks),
 // then pins an Apache driver container's name (PinDriverContainer), in that order so
@@ -183,63 +169,52 @@ func PrepareCarrier(a *app.App) error {
 	if err := c.Writable(); err != nil {
 		return err
 	}
+	var p Plan
 	for _, s := range c.PreparedSlots() {
-		if _, _, err := c.Ensure(s); err != nil {
-			return err
-		}
+		p = append(p, Op{Kind: OpEnsure, Slot: s})
+	}
+	if _, err := p.Apply(c); err != nil {
+		return err
 	}
 	_, err := PinDriverContainer(c)
 	return err
 }
 
-// injectCarrier writes the runtime into the slots the carrier says the operator or controller
+// injectCarrier writes the runtime into the carrier: InjectionPlan, executed.
+func injectCarrier(a *app.App, o Options) {
+	_, _ = InjectionPlan(a, o).Apply(a.Carrier)
+}
+
+// InjectionPlan writes the runtime into the slots the carrier says the operator or controller
 // carries into the driver Pod (app.Carrier.Ensure; PrepareCarrier made them), and the
 // identity label on the driver's pod template, which the runtime's bind selector and
-// SUI009 rely on.
-func injectCarrier(a *app.App, o Options) {
+// SUI009 rely on. A slot that cannot be made stops the plan there.
+func InjectionPlan(a *app.App, o Options) Plan {
 	c := a.Carrier
 	// Switching kubeflow injections on sparkui's own output: the other route's copies go.
-	RemoveOtherInjection(c)
-	labels, _, err := c.Ensure(app.SlotPodLabels)
-	if err != nil {
-		return
-	}
-	if !c.SparkOwnsIdentityLabel() {
-		yamlx.SetIfChanged(labels, a.IdentityKey, yamlx.NewStr(a.IdentityValue))
-	} else if yamlx.Get(labels, a.IdentityKey) == nil {
+	p := OtherInjectionPlan(c)
+	label := Op{Kind: OpSet, Slot: app.SlotPodLabels, Key: a.IdentityKey, Value: yamlx.NewStr(a.IdentityValue)}
+	if c.SparkOwnsIdentityLabel() {
 		// The runtime's selector is spark-app-selector=<app id>,spark-role=driver; a Pod
 		// Spark did not make (client mode) may lack the first label, and the Service would
-		// select nothing.
-		yamlx.Set(labels, a.IdentityKey, yamlx.NewStr(a.IdentityValue))
+		// select nothing. Spark's own value stays.
+		label.When = Absent
 	}
-	inits, _, err := c.Ensure(app.SlotInitContainers)
-	if err != nil {
-		return
-	}
-	upsertIn(inits, RuntimeContainer(a, o))
-	vols, _, err := c.Ensure(app.SlotVolumes)
-	if err != nil {
-		return
-	}
-	upsertIn(vols, runtimeVolume())
-	var drops Plan
+	p = append(p, label,
+		Op{Kind: OpUpsert, Slot: app.SlotInitContainers, Value: RuntimeContainer(a, o)},
+		Op{Kind: OpUpsert, Slot: app.SlotVolumes, Value: runtimeVolume()})
 	if o.RuntimeAuth.Kind != "" {
-		upsertIn(vols, authVolume(o.RuntimeAuth))
+		p = append(p, Op{Kind: OpUpsert, Slot: app.SlotVolumes, Value: authVolume(o.RuntimeAuth)})
 	} else {
-		drops = append(drops, removeNamed(c, app.SlotVolumes, sidecar.AuthVolumeName)...)
+		p = append(p, removeNamed(c, app.SlotVolumes, sidecar.AuthVolumeName)...)
 	}
+	drv := slotPath(c, app.SlotDriverContainer)
 	if c.OperatorOwnsLifecycle() {
 		// The operator replaces the container's whole lifecycle (kubeflow/spark-operator
 		// internal/controller/sparkconnect/reconciler.go mutateServerPod): a preStop hook
 		// would be lost, and the mount serves only that hook. The runtime withdraws on
 		// SIGTERM, which the native sidecar gets after the driver container has exited.
-		drops = append(drops, driverRemovals(slotPath(c, app.SlotDriverContainer), sidecar.VolumeName, sidecar.AuthVolumeName)...)
-		_, _ = drops.Apply(c)
-		return
-	}
-	drv, drvPath, err := c.Ensure(app.SlotDriverContainer)
-	if err != nil {
-		return
+		return append(p, driverRemovals(drv, sidecar.VolumeName, sidecar.AuthVolumeName)...)
 	}
 	// On the kubeflow webhook injection drv is spec.driver: the webhook adds a spec.volumes entry
 	// to the Pod only when driver.volumeMounts mounts it, and driver.lifecycle becomes the
@@ -248,14 +223,15 @@ func injectCarrier(a *app.App, o Options) {
 	// credential's volume, which only the runtime reads, is mounted into the driver
 	// container there too, or the webhook drops it and the Pod is refused for the runtime's
 	// mount of a volume that does not exist. On every other route the driver never mounts it.
-	upsertNamed(drv, "volumeMounts", driverMount())
+	p = append(p, Op{Kind: OpUpsert, Slot: app.SlotDriverContainer, Field: "volumeMounts", Value: driverMount()})
 	if o.RuntimeAuth.Kind != "" && c.ViaWebhook() {
-		upsertNamed(drv, "volumeMounts", authMount())
-	} else {
-		drops = append(drops, removeIn(fieldpath.Key(drvPath, "volumeMounts"), sidecar.AuthVolumeName)...)
+		p = append(p, Op{Kind: OpUpsert, Slot: app.SlotDriverContainer, Field: "volumeMounts", Value: authMount()})
+	} else if drv != "" {
+		p = append(p, removeIn(fieldpath.Key(drv, "volumeMounts"), sidecar.AuthVolumeName)...)
 	}
-	_, _ = drops.Apply(c)
-	addPreStop(drv)
+	// The withdraw hook, unless the driver has a preStop of its own (SUI017 reports that: the
+	// runtime then withdraws only once it sees the UI go away, after SIGTERM).
+	return append(p, Op{Kind: OpSet, Slot: app.SlotDriverContainer, Field: "lifecycle", Key: "preStop", Value: preStop(), When: OurPreStop})
 }
 
 // RemoveRuntime undoes InjectRuntime, for an application whose UI was switched off.
