@@ -44,14 +44,14 @@ func NewRoleBinding(a *app.App) *yaml.RNode {
 }
 
 // EnsureRole brings an existing Role back to NewRole's content.
-func EnsureRole(a *app.App) {
-	ensureOwnMeta(a.Role, a, a.BinderName)
-	yamlx.SetIfChanged(a.Role.YNode(), "rules", roleRules(a))
+func EnsureRole(a *app.App, role *yaml.RNode) {
+	ensureOwnMeta(role, a, a.BinderName)
+	yamlx.SetIfChanged(role.YNode(), "rules", roleRules(a))
 }
 
 // EnsureRoleBinding brings an existing RoleBinding back to NewRoleBinding's content.
-func EnsureRoleBinding(a *app.App) {
-	ensureOwnMeta(a.RoleBinding, a, a.BinderName)
-	yamlx.SetIfChanged(a.RoleBinding.YNode(), "roleRef", roleRef(a))
-	yamlx.SetIfChanged(a.RoleBinding.YNode(), "subjects", subjects(a))
+func EnsureRoleBinding(a *app.App, rb *yaml.RNode) {
+	ensureOwnMeta(rb, a, a.BinderName)
+	yamlx.SetIfChanged(rb.YNode(), "roleRef", roleRef(a))
+	yamlx.SetIfChanged(rb.YNode(), "subjects", subjects(a))
 }

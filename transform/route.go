@@ -218,11 +218,9 @@ func setRouteConf(a *app.App, f routeFacts, prevPrefix string, hadPrev bool) *No
 		for _, k := range []string{KeyProxyBase, KeyProxyRedirectURI} {
 			if set[k] == "" {
 				yamlx.Delete(conf, k)
-				delete(a.Carrier.Conf, k)
 				continue
 			}
 			yamlx.SetIfChanged(conf, k, yamlx.NewStr(set[k]))
-			a.Carrier.Conf[k] = set[k]
 		}
 		return note
 	}
@@ -236,9 +234,6 @@ func setRouteConf(a *app.App, f routeFacts, prevPrefix string, hadPrev bool) *No
 	}
 	if changed {
 		yamlx.Set(data, names.SparkPropertiesKey, yamlx.NewStr(text))
-		if p, err := sparkconf.Parse(text); err == nil {
-			a.Props = p
-		}
 	}
 	return note
 }
@@ -388,7 +383,7 @@ func uiPortName(a *app.App) string {
 // back to what is wanted in place, keeping their other labels and annotations), those of
 // another kind sparkui wrote before (returned for removal), the route annotations and
 // spark-connect port of the UI Service, and the proxy settings of the conf.
-func ApplyRoute(m *app.Model, a *app.App, o Options) (added, removed []*yaml.RNode, notes []Note) {
+func ApplyRoute(m *app.Model, a *app.App, svc *yaml.RNode, o Options) (added, removed []*yaml.RNode, notes []Note) {
 	removed, notes = dropExtraRoutes(a)
 	if !o.Route.enabled() {
 		return nil, removed, notes
@@ -414,12 +409,7 @@ func ApplyRoute(m *app.Model, a *app.App, o Options) (added, removed []*yaml.RNo
 			if w.rewrite != "" {
 				yamlx.Set(md, "annotations", yamlx.NewMap(AnnotationRewriteTarget, w.rewrite))
 			}
-			rn = object(app.RouteObjectKinds[w.kind], w.kind, md, "spec", w.spec)
-			if a.Routes == nil {
-				a.Routes = map[string]*yaml.RNode{}
-			}
-			a.Routes[w.kind] = rn
-			added = append(added, rn)
+			added = append(added, object(app.RouteObjectKinds[w.kind], w.kind, md, "spec", w.spec))
 			continue
 		}
 		ensureOwnMeta(rn, a, a.UIServiceName)
@@ -438,12 +428,11 @@ func ApplyRoute(m *app.Model, a *app.App, o Options) (added, removed []*yaml.RNo
 	for _, kind := range []string{"HTTPRoute", "GRPCRoute", "Ingress", "Route"} {
 		if rn := a.Routes[kind]; rn != nil && !want[kind] {
 			removed = append(removed, rn)
-			delete(a.Routes, kind)
 		}
 	}
-	prevPrefix, hadPrev := a.RoutePrefix()
-	annotateUIService(a, f)
-	setConnectPort(a, o.Route.GRPC)
+	prevPrefix, hadPrev := app.RoutePrefixOf(svc)
+	annotateUIService(svc, f)
+	setConnectPort(a, svc, o.Route.GRPC)
 	if n := setRouteConf(a, f, prevPrefix, hadPrev); n != nil {
 		notes = append(notes, *n)
 	}
@@ -468,13 +457,12 @@ func dropExtraRoutes(a *app.App) (removed []*yaml.RNode, notes []Note) {
 		notes = append(notes, Note{App: a, Object: rn, Rule: "SUI055",
 			Msg: "removed " + kind + " " + nsSlash(ns, name) + ": a second sparkui " + kind + " for this application" + kept + " (one route of each kind per application)"})
 	}
-	a.ExtraRoutes = nil
 	return removed, notes
 }
 
 // annotateUIService writes the route's build-time facts on the UI Service.
-func annotateUIService(a *app.App, f routeFacts) {
-	ann := yamlx.Ensure(yamlx.Get(a.UIService.YNode(), "metadata"), "annotations")
+func annotateUIService(svc *yaml.RNode, f routeFacts) {
+	ann := yamlx.Ensure(yamlx.Get(svc.YNode(), "metadata"), "annotations")
 	if f.host != "" {
 		yamlx.SetIfChanged(ann, names.AnnotationRouteHost, yamlx.NewStr(f.host))
 	} else {
@@ -489,8 +477,8 @@ func annotateUIService(a *app.App, f routeFacts) {
 // by default (spark.connect.grpc.port.maxRetries is 0, "fail fast in case of port
 // conflicts", connect/server's config/Connect.scala), and the port routes only while the
 // runtime's selector is in place.
-func setConnectPort(a *app.App, on bool) {
-	spec := yamlx.Ensure(a.UIService.YNode(), "spec")
+func setConnectPort(a *app.App, svc *yaml.RNode, on bool) {
+	spec := yamlx.Ensure(svc.YNode(), "spec")
 	ports := yamlx.Get(spec, "ports")
 	items := yamlx.Items(ports)
 	if len(items) == 0 {

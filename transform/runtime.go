@@ -2,9 +2,9 @@ package transform
 
 import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	"slices"
 
 	"github.com/sparkui/sparkui/internal/app"
+	"github.com/sparkui/sparkui/internal/fieldpath"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
@@ -135,20 +135,19 @@ func named(list *yaml.Node, name string) (int, *yaml.Node) {
 	return -1, nil
 }
 
-// upsertNamed puts want in list in place of the element with its name, unless equal.
-func upsertNamed(parent *yaml.Node, key string, want *yaml.Node) {
-	upsertIn(yamlx.EnsureSeq(parent, key), want)
-}
-
-// upsertIn puts want in the sequence list in place of the element with its name, unless equal.
-func upsertIn(list, want *yaml.Node) {
+// upsertIn puts want in the sequence list in place of the element with its name, unless
+// equal; it reports whether the list changed.
+func upsertIn(list, want *yaml.Node) bool {
 	i, cur := named(list, yamlx.GetStr(want, "name"))
 	switch {
 	case cur == nil:
 		list.Content = append(list.Content, want)
 	case !yamlx.Equal(cur, want):
 		list.Content[i] = want
+	default:
+		return false
 	}
+	return true
 }
 
 // InjectRuntime adds the runtime sidecar, its shared volume, and the driver container's mount
@@ -156,15 +155,6 @@ func upsertIn(list, want *yaml.Node) {
 // runtime then withdraws only once it sees the UI go away, after SIGTERM).
 func InjectRuntime(a *app.App, o Options) {
 	injectCarrier(a, o)
-}
-
-// addPreStop puts the withdraw hook on the driver container, unless it has a preStop of its
-// own (SUI017 reports that).
-func addPreStop(c *yaml.Node) {
-	lc := yamlx.Ensure(c, "lifecycle")
-	if h := yamlx.Get(lc, "preStop"); h == nil || app.IsOurPreStop(h) {
-		yamlx.SetIfChanged(lc, "preStop", preStop())
-	}
 }
 
 // PrepareCarrier creates the places the additions go in a carrier (a kubeflow driver
@@ -179,65 +169,52 @@ func PrepareCarrier(a *app.App) error {
 	if err := c.Writable(); err != nil {
 		return err
 	}
+	var p Plan
 	for _, s := range c.PreparedSlots() {
-		if _, _, err := c.Ensure(s); err != nil {
-			return err
-		}
+		p = append(p, Op{Kind: OpEnsure, Slot: s})
+	}
+	if _, err := p.Apply(c); err != nil {
+		return err
 	}
 	_, err := PinDriverContainer(c)
 	return err
 }
 
-// injectCarrier writes the runtime into the slots the carrier says the operator or controller
+// injectCarrier writes the runtime into the carrier: InjectionPlan, executed.
+func injectCarrier(a *app.App, o Options) {
+	_, _ = InjectionPlan(a, o).Apply(a.Carrier)
+}
+
+// InjectionPlan writes the runtime into the slots the carrier says the operator or controller
 // carries into the driver Pod (app.Carrier.Ensure; PrepareCarrier made them), and the
 // identity label on the driver's pod template, which the runtime's bind selector and
-// SUI009 rely on.
-func injectCarrier(a *app.App, o Options) {
+// SUI009 rely on. A slot that cannot be made stops the plan there.
+func InjectionPlan(a *app.App, o Options) Plan {
 	c := a.Carrier
 	// Switching kubeflow injections on sparkui's own output: the other route's copies go.
-	RemoveOtherInjection(c)
-	labels, _, err := c.Ensure(app.SlotPodLabels)
-	if err != nil {
-		return
-	}
-	if !c.SparkOwnsIdentityLabel() {
-		yamlx.SetIfChanged(labels, a.IdentityKey, yamlx.NewStr(a.IdentityValue))
-	} else if yamlx.Get(labels, a.IdentityKey) == nil {
+	p := OtherInjectionPlan(c)
+	label := Op{Kind: OpSet, Slot: app.SlotPodLabels, Key: a.IdentityKey, Value: yamlx.NewStr(a.IdentityValue)}
+	if c.SparkOwnsIdentityLabel() {
 		// The runtime's selector is spark-app-selector=<app id>,spark-role=driver; a Pod
 		// Spark did not make (client mode) may lack the first label, and the Service would
-		// select nothing.
-		yamlx.Set(labels, a.IdentityKey, yamlx.NewStr(a.IdentityValue))
+		// select nothing. Spark's own value stays.
+		label.When = Absent
 	}
-	inits, _, err := c.Ensure(app.SlotInitContainers)
-	if err != nil {
-		return
-	}
-	upsertIn(inits, RuntimeContainer(a, o))
-	vols, _, err := c.Ensure(app.SlotVolumes)
-	if err != nil {
-		return
-	}
-	upsertIn(vols, runtimeVolume())
+	p = append(p, label,
+		Op{Kind: OpUpsert, Slot: app.SlotInitContainers, Value: RuntimeContainer(a, o)},
+		Op{Kind: OpUpsert, Slot: app.SlotVolumes, Value: runtimeVolume()})
 	if o.RuntimeAuth.Kind != "" {
-		upsertIn(vols, authVolume(o.RuntimeAuth))
+		p = append(p, Op{Kind: OpUpsert, Slot: app.SlotVolumes, Value: authVolume(o.RuntimeAuth)})
 	} else {
-		_, parent, key := slotAt(c, app.SlotVolumes)
-		dropNamed(parent, key, sidecar.AuthVolumeName)
+		p = append(p, removeNamed(c, app.SlotVolumes, sidecar.AuthVolumeName)...)
 	}
+	drv := slotPath(c, app.SlotDriverContainer)
 	if c.OperatorOwnsLifecycle() {
 		// The operator replaces the container's whole lifecycle (kubeflow/spark-operator
 		// internal/controller/sparkconnect/reconciler.go mutateServerPod): a preStop hook
 		// would be lost, and the mount serves only that hook. The runtime withdraws on
 		// SIGTERM, which the native sidecar gets after the driver container has exited.
-		if drv, _, _ := c.Lookup(app.SlotDriverContainer); drv != nil {
-			dropNamed(drv, "volumeMounts", sidecar.VolumeName, sidecar.AuthVolumeName)
-			dropOurPreStop(drv)
-		}
-		return
-	}
-	drv, _, err := c.Ensure(app.SlotDriverContainer)
-	if err != nil {
-		return
+		return append(p, driverRemovals(drv, sidecar.VolumeName, sidecar.AuthVolumeName)...)
 	}
 	// On the kubeflow webhook injection drv is spec.driver: the webhook adds a spec.volumes entry
 	// to the Pod only when driver.volumeMounts mounts it, and driver.lifecycle becomes the
@@ -246,72 +223,33 @@ func injectCarrier(a *app.App, o Options) {
 	// credential's volume, which only the runtime reads, is mounted into the driver
 	// container there too, or the webhook drops it and the Pod is refused for the runtime's
 	// mount of a volume that does not exist. On every other route the driver never mounts it.
-	upsertNamed(drv, "volumeMounts", driverMount())
+	p = append(p, Op{Kind: OpUpsert, Slot: app.SlotDriverContainer, Field: "volumeMounts", Value: driverMount()})
 	if o.RuntimeAuth.Kind != "" && c.ViaWebhook() {
-		upsertNamed(drv, "volumeMounts", authMount())
-	} else {
-		dropNamed(drv, "volumeMounts", sidecar.AuthVolumeName)
+		p = append(p, Op{Kind: OpUpsert, Slot: app.SlotDriverContainer, Field: "volumeMounts", Value: authMount()})
+	} else if drv != "" {
+		p = append(p, removeIn(fieldpath.Key(drv, "volumeMounts"), sidecar.AuthVolumeName)...)
 	}
-	addPreStop(drv)
-}
-
-// dropNamed is the one way sparkui takes its entries out of a named list (containers,
-// volumes, mounts): it removes from the sequence parent[key] the entries called one of names,
-// and the key when that removal empties it; a list that was empty before is the user's and
-// is kept. It reports whether anything was removed.
-func dropNamed(parent *yaml.Node, key string, names ...string) bool {
-	list := yamlx.Get(parent, key)
-	if list == nil || list.Kind != yaml.SequenceNode {
-		return false
-	}
-	removed := yamlx.Filter(list, func(e *yaml.Node) bool {
-		return e.Kind != yaml.MappingNode || !slices.Contains(names, yamlx.GetStr(e, "name"))
-	})
-	if removed && len(list.Content) == 0 {
-		yamlx.Delete(parent, key)
-	}
-	return removed
-}
-
-// dropOurPreStop removes sparkui's withdraw preStop from the container-like mapping c, and
-// the lifecycle when that removal empties it: a lifecycle that was empty before (the user's
-// `lifecycle: {}`) is kept, as dropNamed keeps an empty list.
-func dropOurPreStop(c *yaml.Node) bool {
-	lc := yamlx.Get(c, "lifecycle")
-	if lc == nil || lc.Kind != yaml.MappingNode || !app.IsOurPreStop(yamlx.Get(lc, "preStop")) {
-		return false
-	}
-	yamlx.Delete(lc, "preStop")
-	if len(lc.Content) == 0 {
-		yamlx.Delete(c, "lifecycle")
-	}
-	return true
+	// The withdraw hook, unless the driver has a preStop of its own (SUI017 reports that: the
+	// runtime then withdraws only once it sees the UI go away, after SIGTERM).
+	return append(p, Op{Kind: OpSet, Slot: app.SlotDriverContainer, Field: "lifecycle", Key: "preStop", Value: preStop(), When: OurPreStop})
 }
 
 // RemoveRuntime undoes InjectRuntime, for an application whose UI was switched off.
 func RemoveRuntime(a *app.App) {
-	removeCarrier(a)
+	_, _ = RemovalPlan(a).Apply(a.Carrier)
 }
 
-// removeCarrier is RemoveRuntime for carriers: only what exists is looked at, nothing is
-// created.
-func removeCarrier(a *app.App) {
+// RemovalPlan is RemoveRuntime's plan: the other injection's entries (OtherInjectionPlan),
+// then this one's runtime container and volumes, the identity label where sparkui set it and
+// the driver's mount and preStop. Only what exists is looked at, nothing is created.
+func RemovalPlan(a *app.App) Plan {
 	c := a.Carrier
-	RemoveOtherInjection(c)
-	for _, s := range []app.Slot{app.SlotInitContainers, app.SlotVolumes} {
-		_, parent, key := slotAt(c, s)
-		dropNamed(parent, key, sidecar.ContainerName, sidecar.VolumeName, sidecar.AuthVolumeName)
-	}
+	ours := []string{sidecar.ContainerName, sidecar.VolumeName, sidecar.AuthVolumeName}
+	p := OtherInjectionPlan(c)
+	p = append(p, removeNamed(c, app.SlotInitContainers, ours...)...)
+	p = append(p, removeNamed(c, app.SlotVolumes, ours...)...)
 	if !c.SparkOwnsIdentityLabel() {
-		if _, parent, key := slotAt(c, app.SlotPodLabels); parent != nil {
-			if labels := yamlx.Get(parent, key); labels != nil && labels.Kind == yaml.MappingNode &&
-				yamlx.Delete(labels, a.IdentityKey) && len(labels.Content) == 0 {
-				yamlx.Delete(parent, key)
-			}
-		}
+		p = append(p, removeIf(slotPath(c, app.SlotPodLabels), a.IdentityKey, nil)...)
 	}
-	if drv := a.DriverContainerNode(); drv != nil && drv.Kind == yaml.MappingNode {
-		dropNamed(drv, "volumeMounts", sidecar.VolumeName, sidecar.AuthVolumeName)
-		dropOurPreStop(drv)
-	}
+	return append(p, driverRemovals(slotPath(c, app.SlotDriverContainer), sidecar.VolumeName, sidecar.AuthVolumeName)...)
 }

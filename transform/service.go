@@ -70,8 +70,7 @@ func copyIPFamilies(a *app.App, spec *yaml.Node) {
 // EnsureUIService brings an existing UI Service back to what NewUIService would build,
 // keeping everything else on it (user annotations, a chosen nodePort) but the fields the
 // runtime writes, which an older sparkui output or a hand edit may declare.
-func EnsureUIService(a *app.App, o Options) {
-	rn := a.UIService
+func EnsureUIService(a *app.App, rn *yaml.RNode, o Options) {
 	ensureOwnMeta(rn, a, a.UIServiceName)
 	for _, f := range app.RuntimeOwnedFields(rn.YNode()) {
 		removeRuntimeOwned(rn.YNode(), f)

@@ -83,28 +83,29 @@ func Apply(m *app.Model, o Options) ([]*yaml.RNode, []Note) {
 			notes = append(notes, n)
 			continue
 		}
-		if a.UIService == nil {
-			a.UIService = NewUIService(a, o)
-			added = append(added, a.UIService)
+		// What sparkui adds is found in the model (a.UIService, a.Role, a.RoleBinding) or made
+		// here; the App itself is the input's facts and is never written.
+		svc := a.UIService
+		if svc == nil {
+			svc = NewUIService(a, o)
+			added = append(added, svc)
 		} else {
-			EnsureUIService(a, o)
+			EnsureUIService(a, svc, o)
 		}
 		if o.CreateRBAC {
 			if a.Role == nil {
-				a.Role = NewRole(a)
-				added = append(added, a.Role)
+				added = append(added, NewRole(a))
 			} else {
-				EnsureRole(a)
+				EnsureRole(a, a.Role)
 			}
 			if a.RoleBinding == nil {
-				a.RoleBinding = NewRoleBinding(a)
-				added = append(added, a.RoleBinding)
+				added = append(added, NewRoleBinding(a))
 			} else {
-				EnsureRoleBinding(a)
+				EnsureRoleBinding(a, a.RoleBinding)
 			}
 		}
 		InjectRuntime(a, o)
-		radded, rremoved, rnotes := ApplyRoute(m, a, o)
+		radded, rremoved, rnotes := ApplyRoute(m, a, svc, o)
 		added = append(added, radded...)
 		// A route of another kind sparkui wrote before goes silently, as a rerun must give
 		// the same results (docs/routes.md); a second one of a kind is said (SUI055).

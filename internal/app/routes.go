@@ -104,11 +104,14 @@ func (c *Carrier) BasePath() []string { return c.base }
 
 // RoutePrefix is the route prefix sparkui recorded on a's UI Service
 // (names.AnnotationRoutePrefix), and whether there is one.
-func (a *App) RoutePrefix() (string, bool) {
-	if a.UIService == nil {
+func (a *App) RoutePrefix() (string, bool) { return RoutePrefixOf(a.UIService) }
+
+// RoutePrefixOf is RoutePrefix read from the UI Service svc (nil: none).
+func RoutePrefixOf(svc *yaml.RNode) (string, bool) {
+	if svc == nil {
 		return "", false
 	}
-	v := yamlx.Get(a.UIService.YNode(), "metadata", "annotations", names.AnnotationRoutePrefix)
+	v := yamlx.Get(svc.YNode(), "metadata", "annotations", names.AnnotationRoutePrefix)
 	if v == nil || v.Kind != yaml.ScalarNode {
 		return "", false
 	}
