@@ -89,29 +89,42 @@ var epoch = time.Unix(0, 0).UTC()
 
 // Build makes the image for one platform.
 func Build(s Spec) (v1.Image, error) {
+	return build([]file{
+		dir("etc/"),
+		{"etc/group", 0o644, group},
+		{"etc/passwd", 0o644, passwd},
+		{s.Name, 0o755, s.Binary},
+	}, s.Platform, s.Labels, func(c *v1.Config) {
+		c.User = User
+		c.Entrypoint = []string{"/" + s.Name}
+		c.WorkingDir = "/"
+	})
+}
+
+// file is one entry of an image's one layer; a nil data is a directory.
+type file struct {
+	name string
+	mode int64
+	data []byte
+}
+
+func dir(name string) file { return file{name: name, mode: 0o755} }
+
+// build is every image of this package: one layer of files, owned by root and dated epoch, and
+// a config for the platform with the labels, which config completes (user, entrypoint, …).
+func build(files []file, p v1.Platform, labels Labels, config func(*v1.Config)) (v1.Image, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	entries := []struct {
-		name string
-		mode int64
-		data []byte
-		dir  bool
-	}{
-		{name: "etc/", mode: 0o755, dir: true},
-		{name: "etc/group", mode: 0o644, data: group},
-		{name: "etc/passwd", mode: 0o644, data: passwd},
-		{name: s.Name, mode: 0o755, data: s.Binary},
-	}
-	for _, e := range entries {
-		hdr := &tar.Header{Name: e.name, Mode: e.mode, Size: int64(len(e.data)), Typeflag: tar.TypeReg,
+	for _, f := range files {
+		hdr := &tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), Typeflag: tar.TypeReg,
 			ModTime: epoch, Uname: "root", Gname: "root"}
-		if e.dir {
-			hdr.Typeflag, hdr.Size = tar.TypeDir, 0
+		if f.data == nil {
+			hdr.Typeflag = tar.TypeDir
 		}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return nil, err
 		}
-		if _, err := tw.Write(e.data); err != nil {
+		if _, err := tw.Write(f.data); err != nil {
 			return nil, err
 		}
 	}
@@ -135,12 +148,10 @@ func Build(s Spec) (v1.Image, error) {
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture, cf.Variant = s.Platform.OS, s.Platform.Architecture, s.Platform.Variant
+	cf.OS, cf.Architecture, cf.Variant = p.OS, p.Architecture, p.Variant
 	cf.Created = v1.Time{Time: epoch}
-	cf.Config.User = User
-	cf.Config.Entrypoint = []string{"/" + s.Name}
-	cf.Config.WorkingDir = "/"
-	cf.Config.Labels = s.Labels.Map()
+	config(&cf.Config)
+	cf.Config.Labels = labels.Map()
 	return mutate.ConfigFile(img, cf)
 }
 

@@ -627,10 +627,10 @@ func sliceTargets(ctx context.Context, n *testnode.Node, ns, svc string) ([]stri
 func ended(t *testing.T, n *testnode.Node, tl *uiTimeline, ns, svcName string, r run, noHook bool, at time.Time) {
 	t.Helper()
 	uid := string(r.pod.UID)
-	sig := logLine(t, n, ns, r.pod.Name, r.ctr, regexp.MustCompile(`SIGTERM (\d+)`), 90*time.Second)
+	sig := logLineOf(t, n, ns, r.pod.Name, string(r.pod.UID), r.ctr, regexp.MustCompile(`SIGTERM (\d+)`), 90*time.Second)
 	ns64, _ := strconv.ParseInt(sig[1], 10, 64)
 	sigterm := time.Unix(0, ns64)
-	atSig := logLine(t, n, ns, r.pod.Name, r.ctr, regexp.MustCompile(`service-at-sigterm (.*)`), 30*time.Second)[1]
+	atSig := logLineOf(t, n, ns, r.pod.Name, string(r.pod.UID), r.ctr, regexp.MustCompile(`service-at-sigterm (.*)`), 30*time.Second)[1]
 	var w uiState
 	testcluster.WaitFor(t, 30*time.Second, "withdrawn for "+r.pod.Name, func() (bool, string) {
 		var ok bool
@@ -667,7 +667,7 @@ func finished(t *testing.T, n *testnode.Node, tl *uiTimeline, ns, svcName string
 	t.Helper()
 	c := n.Cluster
 	ctx := testcluster.Context(t, 3*time.Minute)
-	fin := logLine(t, n, ns, r.pod.Name, r.ctr, regexp.MustCompile(`finished (\d+)`), 2*time.Minute)
+	fin := logLineOf(t, n, ns, r.pod.Name, string(r.pod.UID), r.ctr, regexp.MustCompile(`finished (\d+)`), 2*time.Minute)
 	ns64, _ := strconv.ParseInt(fin[1], 10, 64)
 	end := time.Unix(0, ns64)
 	uid := string(r.pod.UID)

@@ -227,9 +227,15 @@ func sliceEndpoints(ctx context.Context, n *testnode.Node, ns, svc string) ([]st
 // It polls fast: a deleted Pod's logs go with its containers.
 func logLine(t *testing.T, n *testnode.Node, ns, pod, ctr string, re *regexp.Regexp, timeout time.Duration) []string {
 	t.Helper()
+	return logLineOf(t, n, ns, pod, "*", ctr, re, timeout)
+}
+
+// logLineOf is logLine for the Pod with that UID only (a replacement Pod of the same name).
+func logLineOf(t *testing.T, n *testnode.Node, ns, pod, uid, ctr string, re *regexp.Regexp, timeout time.Duration) []string {
+	t.Helper()
 	var m []string
 	testcluster.WaitFor(t, timeout, fmt.Sprintf("%q in the log of %s/%s", re, pod, ctr), func() (bool, string) {
-		log, err := n.PodLog(ns, pod, ctr)
+		log, err := n.PodLogOf(ns, pod, uid, ctr)
 		if err != nil {
 			return false, err.Error()
 		}

@@ -579,7 +579,14 @@ func (n *Node) PrepareNamespace(t testing.TB, ns string) {
 // PodLog returns what container ctr of the Pod ns/name wrote so far (every restart, in
 // order), read from the kubelet's log files.
 func (n *Node) PodLog(ns, name, ctr string) (string, error) {
-	dirs, err := filepath.Glob(filepath.Join(n.Dir, "pod-logs", ns+"_"+name+"_*", ctr))
+	return n.PodLogOf(ns, name, "*", ctr)
+}
+
+// PodLogOf is PodLog of the Pod with that UID only: a StatefulSet's replacement Pod has the
+// name of the one it replaces, whose log directory (<ns>_<name>_<uid>) the kubelet may not
+// have removed yet.
+func (n *Node) PodLogOf(ns, name, uid, ctr string) (string, error) {
+	dirs, err := filepath.Glob(filepath.Join(n.Dir, "pod-logs", ns+"_"+name+"_"+uid, ctr))
 	if err != nil || len(dirs) == 0 {
 		return "", fmt.Errorf("no log directory for %s/%s container %s", ns, name, ctr)
 	}

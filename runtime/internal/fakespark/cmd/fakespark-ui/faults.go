@@ -19,7 +19,7 @@ import (
 //     $FAKESPARK_OOM_MAX bytes (default 512 MiB) still alive, it logs "oom not killed" and
 //     exits 3: the limit was not enforced, and the test must fail rather than eat the machine.
 //   - FAKESPARK_EXIT_AFTER=<duration>: the application ends normally after it: the UI is
-//     stopped first (SparkContext.stop stops the UI), "exit <unix nanoseconds>" is logged, and the
+//     stopped first (SparkContext.stop stops the UI), "finished <unix nanoseconds>" is logged, and the
 //     driver exits 0 — the run is over.
 //
 // And, every time: FAKESPARK_END_FILE=<path>: the application ends normally as above once the
@@ -72,8 +72,9 @@ func startFaults(srv *fakespark.Server) {
 
 // exitNormally ends the application: the UI stops, then the driver exits 0.
 func exitNormally(srv *fakespark.Server) {
+	// The tests time the withdrawal from this line (runtime/nodetest), so it comes first.
+	fmt.Printf("finished %d\n", time.Now().UnixNano())
 	srv.Close()
-	fmt.Printf("exit %d\n", time.Now().UnixNano())
 	os.Exit(0)
 }
 

@@ -93,15 +93,6 @@ func main() {
 			os.Exit(137)
 		}()
 	}
-	if d, err := time.ParseDuration(os.Getenv("FAKESPARK_EXIT_AFTER")); err == nil {
-		go func() {
-			time.Sleep(d)
-			// The application ends: SparkContext.stop() stops the UI, then the JVM exits 0.
-			fmt.Printf("finished %d\n", time.Now().UnixNano())
-			srv.Close()
-			os.Exit(0)
-		}()
-	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	s := <-sig
