@@ -154,6 +154,22 @@ func TestPluginEnvConfig(t *testing.T) {
 	}
 }
 
+// TestPluginEnvConfigOutsideApp: an Application cannot name a file outside its own directory
+// as the functionConfig (another application's checkout in the sidecar, or any file there).
+func TestPluginEnvConfigOutsideApp(t *testing.T) {
+	work := received(t)
+	dir := filepath.Join(work, "apps", "wordcount")
+	for _, cfg := range []string{"../plain/configmap.yaml", "/etc/passwd"} {
+		ctx, cancel := context.WithTimeout(context.Background(), execTimeout)
+		_, stderr, err := plugin(t).Generate(ctx, dir, testApp("apps/wordcount", [2]string{"SPARKUI_CONFIG", cfg}).Env())
+		cancel()
+		want := "must be a relative path inside the Application's directory"
+		if err == nil || !strings.Contains(err.Error()+stderr, want) {
+			t.Errorf("SPARKUI_CONFIG=%s: %v, stderr %q; want refused (%s)", cfg, err, stderr, want)
+		}
+	}
+}
+
 // TestPluginDiscover: the plugin claims a directory with sparkui.yaml and no other.
 func TestPluginDiscover(t *testing.T) {
 	work := received(t)

@@ -46,6 +46,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if config == "" {
 		config = defaultConfig
 	}
+	// SPARKUI_CONFIG comes from the Application (spec.source.plugin.env), which its owner
+	// writes: a claim of that tenant. The sidecar may hold other applications' checkouts, so
+	// only a file inside this Application's directory may be read as its functionConfig.
+	if !filepath.IsLocal(config) {
+		fmt.Fprintf(stderr, "sparkui-cmp: ARGOCD_ENV_SPARKUI_CONFIG %q: must be a relative path inside the Application's directory\n", config)
+		return 1
+	}
 	in, err := build(".", config)
 	if err != nil {
 		fmt.Fprintln(stderr, "sparkui-cmp:", err)
