@@ -201,7 +201,7 @@ func setRouteConf(a *app.App, f routeFacts, prevPrefix string, hadPrev bool) *No
 		if base != "" {
 			now = "set it to " + base + ", the route's prefix"
 		}
-		obj, field := a.Pod, a.ConfField(KeyProxyBase)
+		obj, field := a.Object, a.ConfField(KeyProxyBase)
 		if a.Carrier == nil || a.Carrier.ConfPath == "" {
 			obj, field = a.ConfigMap, fieldpath.Key("data", names.SparkPropertiesKey)
 		}
@@ -390,7 +390,7 @@ func ApplyRoute(m *app.Model, a *app.App, svc *yaml.RNode, o Options) (added, re
 	}
 	f, problem := resolveRoute(a, o.Route)
 	if problem != "" {
-		return nil, removed, append(notes, Note{App: a, Object: a.Pod, Rule: "SUI053", Error: true, Msg: problem + "; sparkui writes no route for it"})
+		return nil, removed, append(notes, Note{App: a, Object: a.Object, Rule: "SUI053", Error: true, Msg: problem + "; sparkui writes no route for it"})
 	}
 	wants := wantRoutes(a, o, f)
 	for _, w := range wants {

@@ -31,7 +31,7 @@ func TestResolveRouteLimits(t *testing.T) {
 		{RouteOptions{Kind: RouteOpenShift, Hostname: "h.example.com", PathPrefix: "/" + strings.Repeat("p", 16300) + "/{name}"}, long,
 			`spec.route.pathPrefix expands to "/` + strings.Repeat("p", 16300) + "/" + long + `", which is 16502 characters long: the X-Forwarded-Context header value the Route sets (spec.httpHeaders) has at most 16384`},
 	} {
-		a := &app.App{Namespace: "analytics", Carrier: &app.Carrier{Name: tc.name}}
+		a := &app.App{Carrier: &app.Carrier{Namespace: "analytics", Name: tc.name}}
 		if _, got := resolveRoute(a, tc.o); got != tc.want {
 			t.Errorf("%+v for %.20s:\n got %.300s\nwant %.300s", tc.o.Kind, tc.name, got, tc.want)
 		}

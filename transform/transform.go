@@ -74,7 +74,7 @@ func Apply(m *app.Model, o Options) ([]*yaml.RNode, []Note) {
 		// Fail before adding anything: a carrier whose slots cannot be written gets no
 		// Service or RBAC that nothing would bind.
 		if err := PrepareCarrier(a); err != nil {
-			n := Note{App: a, Object: a.Pod, Rule: "SUI030", Error: true, Msg: err.Error()}
+			n := Note{App: a, Object: a.Object, Rule: "SUI030", Error: true, Msg: err.Error()}
 			var se *app.ShapeError
 			if errors.As(err, &se) {
 				n.Field = se.Field

@@ -44,7 +44,7 @@ func checkSUI001(ctx *Context) []Finding {
 		c := a.DriverContainerNode()
 		for j, p := range yamlx.Items(yamlx.Get(c, "ports")) {
 			if app.ZeroContainerPort(p) {
-				out = append(out, Finding{Object: a.Pod,
+				out = append(out, Finding{Object: a.Object,
 					Field: fmt.Sprintf("%s.ports[%d].containerPort", a.DriverContainerPath(), j),
 					Msg:   fmt.Sprintf("driver container port %q has containerPort 0: the API server rejects the Pod (\"containerPort: Required value\")", yamlx.GetStr(p, "name"))})
 			}

@@ -36,7 +36,7 @@ func checkSUI003(ctx *Context) []Finding {
 	for _, a := range ctx.Model.Apps {
 		if !a.Settings.UIEnabled && a.UIService != nil {
 			out = append(out, Finding{Object: a.UIService,
-				Msg: "UI Service for Pod " + a.PodName + " exists but spark.ui.enabled=false: remove it"})
+				Msg: "UI Service for Pod " + a.DriverPodName + " exists but spark.ui.enabled=false: remove it"})
 		}
 	}
 	return out

@@ -49,7 +49,7 @@ func checkSUI005(ctx *Context) []Finding {
 			for _, k := range []string{"ipFamilyPolicy", "ipFamilies"} {
 				if !yamlx.Equal(yamlx.Get(ui, k), yamlx.Get(want, k)) {
 					out = append(out, Finding{Object: a.UIService, Field: "spec." + k,
-						Msg: "spec." + k + " differs from what Spark gives the driver Service of " + objName(a.Pod) + " (spark.kubernetes.driver.service.ipFamilyPolicy/ipFamilies): copy it"})
+						Msg: "spec." + k + " differs from what Spark gives the driver Service of " + objName(a.Object) + " (spark.kubernetes.driver.service.ipFamilyPolicy/ipFamilies): copy it"})
 				}
 			}
 			continue

@@ -66,7 +66,7 @@ func checkSUI007(ctx *Context) []Finding {
 		if len(missing) == 0 {
 			continue
 		}
-		f := Finding{Object: a.Pod, Field: a.ServiceAccountField(),
+		f := Finding{Object: a.Object, Field: a.ServiceAccountField(),
 			Msg: "ServiceAccount " + a.SA() + " may not " + strings.Join(missing, " or ") + " services/" + svc +
 				" in the input's RBAC: grant it with a Role (resourceNames: [" + svc + "]) bound to the ServiceAccount, or let the function create one (rbac.create: true)"}
 		if ctx.RBACManagedElsewhere {

@@ -59,7 +59,7 @@ func checkSUI008(ctx *Context) []Finding {
 			continue
 		}
 		if _, c, path := runtimeContainerAt(a); c == nil {
-			out = append(out, Finding{Object: a.Pod, Field: path,
+			out = append(out, Finding{Object: a.Object, Field: path,
 				Msg: "the UI Service " + a.UIServiceName + " has no runtime to bind it: the driver Pod has no " + sidecar.ContainerName + " sidecar"})
 		}
 	}

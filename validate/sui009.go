@@ -64,17 +64,17 @@ func checkSUI009(ctx *Context) []Finding {
 			inits, offList, _ := off.Lookup(app.SlotInitContainers)
 			for j, e := range yamlx.Items(inits) {
 				if yamlx.GetStr(e, "name") == sidecar.ContainerName {
-					out = append(out, Finding{Object: a.Pod, Field: fmt.Sprintf("%s[%d]", offList, j),
+					out = append(out, Finding{Object: a.Object, Field: fmt.Sprintf("%s[%d]", offList, j),
 						Msg: "sparkui's runtime is on both kubeflow injections (" + base + " on the " + a.Carrier.Injection.String() + " injection in use): wherever the operator's webhook is installed the driver Pod gets both, and the API server refuses the duplicate container and volume names; run sparkui-fn in transform mode with this injection, which removes the other injection's copies"})
 				}
 			}
 		}
 		if yamlx.GetStr(c, "restartPolicy") != "Always" {
-			out = append(out, Finding{Object: a.Pod, Field: base + ".restartPolicy",
+			out = append(out, Finding{Object: a.Object, Field: base + ".restartPolicy",
 				Msg: "the runtime must be a native sidecar (restartPolicy: Always), or the driver never starts"})
 		}
 		if msg := checkStartupProbe(yamlx.Get(c, "startupProbe")); msg != "" {
-			out = append(out, Finding{Object: a.Pod, Field: base + ".startupProbe", Msg: msg})
+			out = append(out, Finding{Object: a.Object, Field: base + ".startupProbe", Msg: msg})
 		}
 		var args []string
 		for _, s := range yamlx.Items(yamlx.Get(c, "args")) {
@@ -91,14 +91,14 @@ func checkSUI009(ctx *Context) []Finding {
 			_, want.Service = metaName(a.UIService)
 		}
 		if err != nil {
-			out = append(out, Finding{Object: a.Pod, Field: base + ".args", Msg: "the runtime's args are unreadable: " + err.Error()})
+			out = append(out, Finding{Object: a.Object, Field: base + ".args", Msg: "the runtime's args are unreadable: " + err.Error()})
 		} else if diff := configDiff(got, want); diff != "" {
-			out = append(out, Finding{Object: a.Pod, Field: base + ".args", Msg: "the runtime's settings disagree with the application: " + diff})
+			out = append(out, Finding{Object: a.Object, Field: base + ".args", Msg: "the runtime's settings disagree with the application: " + diff})
 		}
 		// The runtime selects the driver by its identity label and its spark-role (driver, or
 		// the role its operator gives it).
 		if labels, path := a.Slot(app.SlotPodLabels); yamlx.StringMap(labels)[a.IdentityKey] != a.IdentityValue {
-			out = append(out, Finding{Object: a.Pod, Field: path,
+			out = append(out, Finding{Object: a.Object, Field: path,
 				Msg: "the runtime binds the UI Service with selector " + a.IdentityKey + "=" + a.IdentityValue + "," + names.LabelSparkRole + "=" + a.Carrier.DriverRole() + ", but the driver Pod has no such label: the Service would select nothing"})
 		}
 		env := map[string]string{}
@@ -116,7 +116,7 @@ func checkSUI009(ctx *Context) []Finding {
 		}
 		if wantType := map[sidecar.ExternalURIMode]string{sidecar.ExternalURINodePort: "NodePort", sidecar.ExternalURILoadBalancer: "LoadBalancer"}[sidecar.ExternalURIMode(got.ExternalURI)]; wantType != "" && a.UIService != nil {
 			if t := yamlx.GetStr(a.UIService.YNode(), "spec", "type"); t != wantType && !(wantType == "NodePort" && t == "LoadBalancer") {
-				out = append(out, Finding{Object: a.Pod, Field: base + ".args",
+				out = append(out, Finding{Object: a.Object, Field: base + ".args",
 					Msg: "the runtime is to publish the external URI by " + got.ExternalURI + ", but the UI Service is of type " + t})
 			}
 		}
@@ -131,7 +131,7 @@ func checkSUI009(ctx *Context) []Finding {
 				wantPath = p
 			}
 			if env[name] != wantPath {
-				out = append(out, Finding{Object: a.Pod, Field: base + ".env",
+				out = append(out, Finding{Object: a.Object, Field: base + ".env",
 					Msg: fmt.Sprintf("the runtime needs env %s from the downward API (fieldRef %s)", name, wantPath)})
 			}
 		}
@@ -242,7 +242,7 @@ func checkMounts(a *app.App, c *yaml.Node, base string) []Finding {
 		name := yamlx.GetStr(m, "name")
 		driverMounts[name] = true
 		if (name == sidecar.VolumeName || name == sidecar.AuthVolumeName) && !has[name] {
-			out = append(out, Finding{Object: a.Pod, Field: fmt.Sprintf("%s.volumeMounts[%d]", drvPath, j),
+			out = append(out, Finding{Object: a.Object, Field: fmt.Sprintf("%s.volumeMounts[%d]", drvPath, j),
 				Msg: "the driver container mounts volume " + name + ", which is not in " + volPath + ": the driver Pod is refused"})
 		}
 	}
@@ -251,10 +251,10 @@ func checkMounts(a *app.App, c *yaml.Node, base string) []Finding {
 		field := fmt.Sprintf("%s.volumeMounts[%d]", base, j)
 		switch {
 		case !has[name]:
-			out = append(out, Finding{Object: a.Pod, Field: field,
+			out = append(out, Finding{Object: a.Object, Field: field,
 				Msg: "the runtime mounts volume " + name + ", which is not in " + volPath + ": the driver Pod is refused"})
 		case webhook && !driverMounts[name]:
-			out = append(out, Finding{Object: a.Pod, Field: field,
+			out = append(out, Finding{Object: a.Object, Field: field,
 				Msg: "the runtime mounts volume " + name + ", but " + drvPath + ".volumeMounts does not: kubeflow's webhook adds only the volumes the driver mounts to the driver Pod, which is then refused"})
 		}
 	}
@@ -286,7 +286,7 @@ func checkAuthFiles(a *app.App, c *yaml.Node, base string, got sidecar.Config) [
 			}
 		}
 		if !secret && !missing {
-			out = append(out, Finding{Object: a.Pod, Field: base + ".volumeMounts",
+			out = append(out, Finding{Object: a.Object, Field: base + ".volumeMounts",
 				Msg: "the runtime reads its credential from " + f.file + " (" + f.flag + "), but no Secret volume is mounted there in the runtime container"})
 		}
 	}
@@ -312,7 +312,7 @@ func checkHistoryEnv(ctx *Context, a *app.App, c *yaml.Node, base string, ports 
 			continue
 		}
 		if yamlx.Get(e, "valueFrom") != nil {
-			out = append(out, Finding{Object: a.Pod, Field: base + ".env", Msg: "the runtime's env " + name + " must be a literal value, as sparkui-fn writes it"})
+			out = append(out, Finding{Object: a.Object, Field: base + ".env", Msg: "the runtime's env " + name + " must be a literal value, as sparkui-fn writes it"})
 			continue
 		}
 		vals[name] = yamlx.GetStr(e, "value")
@@ -322,7 +322,7 @@ func checkHistoryEnv(ctx *Context, a *app.App, c *yaml.Node, base string, ports 
 	port := sidecar.DefaultRedirectorPort
 	if hasURL {
 		if err := sidecar.CheckHistoryURL(url); err != nil {
-			out = append(out, Finding{Object: a.Pod, Field: base + ".env",
+			out = append(out, Finding{Object: a.Object, Field: base + ".env",
 				Msg: "the runtime's " + sidecar.EnvHistoryURL + ": " + err.Error() + "; the runtime refuses it and never binds"})
 		}
 	}
@@ -332,7 +332,7 @@ func checkHistoryEnv(ctx *Context, a *app.App, c *yaml.Node, base string, ports 
 			err = sidecar.CheckRedirectorPort(p)
 		}
 		if err != nil {
-			out = append(out, Finding{Object: a.Pod, Field: base + ".env",
+			out = append(out, Finding{Object: a.Object, Field: base + ".env",
 				Msg: fmt.Sprintf("the runtime's %s %q is not a port in 1-65535; the runtime refuses it and never binds", sidecar.EnvRedirectorPort, portStr)})
 		}
 		port = p
@@ -341,19 +341,19 @@ func checkHistoryEnv(ctx *Context, a *app.App, c *yaml.Node, base string, ports 
 		want := h.URL
 		switch {
 		case url != want:
-			out = append(out, Finding{Object: a.Pod, Field: base + ".env", Msg: fmt.Sprintf(
+			out = append(out, Finding{Object: a.Object, Field: base + ".env", Msg: fmt.Sprintf(
 				"the runtime's History Server URL (%s) is %q, the functionConfig's historyServer.url %q", sidecar.EnvHistoryURL, url, want)})
 		case want != "" && port != h.RedirectorPort:
-			out = append(out, Finding{Object: a.Pod, Field: base + ".env", Msg: fmt.Sprintf(
+			out = append(out, Finding{Object: a.Object, Field: base + ".env", Msg: fmt.Sprintf(
 				"the runtime's redirector port (%s) is %d, the functionConfig's historyServer.redirectorPort %d", sidecar.EnvRedirectorPort, port, h.RedirectorPort)})
 		}
 	}
 	if hasURL && (!hasPort || sidecar.CheckRedirectorPort(port) == nil) {
-		where := a.Namespace + "/" + a.Pod.GetName()
+		where := a.Namespace + "/" + a.Object.GetName()
 		if first, seen := ports[a.Namespace]; !seen {
 			ports[a.Namespace] = redirectorPort{port, where}
 		} else if first.port != port {
-			out = append(out, Finding{Object: a.Pod, Field: base + ".env", Msg: fmt.Sprintf(
+			out = append(out, Finding{Object: a.Object, Field: base + ".env", Msg: fmt.Sprintf(
 				"the runtime hands the UI Service off to redirector port %d, but %s's runtime in the same namespace to %d: the namespace's one redirector listens on one port",
 				port, first.where, first.port)})
 		}

@@ -58,7 +58,7 @@ func checkSUI011(ctx *Context) []Finding {
 		cs, path := a.Containers()
 		for i, c := range yamlx.Items(cs) {
 			if len(yamlx.Items(yamlx.Get(c, "ports"))) > 0 {
-				out = append(out, Finding{Object: a.Pod, Field: path + "[" + itoa(i) + "].ports",
+				out = append(out, Finding{Object: a.Object, Field: path + "[" + itoa(i) + "].ports",
 					Msg: "hostNetwork: true and container " + quote(yamlx.GetStr(c, "name")) + " declares ports: they become hostPorts, and drivers declaring the same port cannot share a node"})
 			}
 		}

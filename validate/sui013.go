@@ -32,10 +32,10 @@ func checkSUI013(ctx *Context) []Finding {
 	for _, a := range ctx.Model.Apps {
 		switch {
 		case a.Settings.DriverOnly:
-			out = append(out, Finding{Object: a.Pod,
+			out = append(out, Finding{Object: a.Object,
 				Msg: "driver-only mode (" + sparkconf.KeyDriverMaster + "=" + a.Props[sparkconf.KeyDriverMaster] + "): supported; Spark 3.x reports a local-<millis> id (Spark 4.0+ spark.app.id, SPARK-45948), so under hostNetwork the runtime may have to identify the UI by the Pod name"})
 		case a.Settings.ClientMode:
-			out = append(out, Finding{Object: a.Pod, Msg: "client mode (" + sparkconf.KeyDeployMode + "=client): supported"})
+			out = append(out, Finding{Object: a.Object, Msg: "client mode (" + sparkconf.KeyDeployMode + "=client): supported"})
 		}
 	}
 	return out

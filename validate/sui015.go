@@ -33,7 +33,7 @@ func checkSUI015(ctx *Context) []Finding {
 	for _, a := range ctx.Model.Apps {
 		if a.ConfError != nil && a.ConfigMap == nil {
 			// A workload's mounted spark-defaults.conf (app.Carrier.ConfFile).
-			out = append(out, Finding{Object: a.Pod, Msg: "the Spark conf of " + objName(a.Pod) + " is unreadable: " + a.ConfError.Msg})
+			out = append(out, Finding{Object: a.Object, Msg: "the Spark conf of " + objName(a.Object) + " is unreadable: " + a.ConfError.Msg})
 		} else if a.ConfError != nil {
 			out = append(out, Finding{Object: a.ConfigMap, Field: DataKeyPath(names.SparkPropertiesKey),
 				Msg: "spark.properties of " + objName(a.ConfigMap) + " is unreadable: " + a.ConfError.Msg})
@@ -43,10 +43,10 @@ func checkSUI015(ctx *Context) []Finding {
 				out = append(out, Finding{Object: a.ConfigMap, Field: DataKeyPath(names.SparkPropertiesKey),
 					Msg: "in spark.properties of " + objName(a.ConfigMap) + ": " + e.Error()})
 			} else if a.ConfSource == app.FromCarrier {
-				out = append(out, Finding{Object: a.Pod, Field: a.ConfField(e.Key),
-					Msg: "in the Spark conf of " + objName(a.Pod) + ": " + e.Error()})
+				out = append(out, Finding{Object: a.Object, Field: a.ConfField(e.Key),
+					Msg: "in the Spark conf of " + objName(a.Object) + ": " + e.Error()})
 			} else {
-				out = append(out, Finding{Object: a.Pod, Field: "",
+				out = append(out, Finding{Object: a.Object, Field: "",
 					Msg: "functionConfig spec.sparkConf: " + e.Error()})
 			}
 		}

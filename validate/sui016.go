@@ -29,7 +29,7 @@ func checkSUI016(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
 		if a.ServiceAccount == "" {
-			f := Finding{Object: a.Pod, Field: "spec.serviceAccountName",
+			f := Finding{Object: a.Object, Field: "spec.serviceAccountName",
 				Msg: "the driver Pod names no ServiceAccount: it runs as \"default\", which then gets the runtime's grant; set spark.kubernetes.authenticate.driver.serviceAccountName"}
 			if !a.IsSubmitOutput() {
 				f.Field = a.ServiceAccountField()

@@ -52,10 +52,10 @@ func checkSUI017(ctx *Context) []Finding {
 			// kubeflow SparkConnect: the operator replaces the whole lifecycle
 			// (internal/controller/sparkconnect/reconciler.go mutateServerPod), so chaining
 			// cannot help and the hook itself never runs.
-			out = append(out, Finding{Object: a.Pod, Field: a.DriverContainerPath() + ".lifecycle.preStop",
+			out = append(out, Finding{Object: a.Object, Field: a.DriverContainerPath() + ".lifecycle.preStop",
 				Msg: "the operator replaces this container's whole lifecycle with its own preStop hook: this one never runs, and no withdrawal hook can be added; the runtime withdraws when the UI goes away and on SIGTERM, after the driver has stopped serving"})
 		} else if h != nil && !app.IsOurPreStop(h) {
-			out = append(out, Finding{Object: a.Pod, Field: a.DriverContainerPath() + ".lifecycle.preStop",
+			out = append(out, Finding{Object: a.Object, Field: a.DriverContainerPath() + ".lifecycle.preStop",
 				Msg: "the driver container has its own preStop hook, so sparkui's withdrawal hook is not installed: the UI Service is withdrawn only after the driver has stopped serving; chain the hook: run " + quote(strings.Join(sidecar.PreStopCommand(), " ")) + " first"})
 		}
 	}

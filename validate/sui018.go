@@ -39,7 +39,7 @@ func checkSUI018(ctx *Context) []Finding {
 		if len(a.Props) > 0 {
 			src = "functionConfig spec.sparkConf"
 		}
-		out = append(out, Finding{Object: a.Pod, Field: "spec.volumes[" + itoa(a.ConfVolume) + "].configMap.name",
+		out = append(out, Finding{Object: a.Object, Field: "spec.volumes[" + itoa(a.ConfVolume) + "].configMap.name",
 			Msg: "volume " + names.SparkConfVolume + " mounts ConfigMap " + a.MissingConfigMap + ", which is not in the input: the UI settings come from " + src + "; include the ConfigMap (or set spec.sparkConf) so the UI Service and the runtime match what the driver reads"})
 	}
 	return out

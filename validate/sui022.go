@@ -37,7 +37,7 @@ func checkSUI022(ctx *Context) []Finding {
 		if a.Props[sparkconf.KeyAppID] != "" || a.Props[sparkconf.KeyPodName] != "" {
 			continue
 		}
-		out = append(out, Finding{Object: a.Pod, Field: "spec.hostNetwork",
+		out = append(out, Finding{Object: a.Object, Field: "spec.hostNetwork",
 			Msg: "client mode under hostNetwork, and the Spark conf (" + string(a.ConfSource) + ") sets neither " + sparkconf.KeyAppID + " nor " + sparkconf.KeyPodName +
 				": Spark reports spark-application-<millis>, so the runtime cannot prove which UI on the node is this application's and never binds; set " +
 				sparkconf.KeyAppID + "=" + a.AppID + " or " + sparkconf.KeyPodName + " to the Pod's name"})

@@ -46,7 +46,7 @@ func checkSUI023(ctx *Context) []Finding {
 		expr := sparkconf.RedactionRegex(a.Props)
 		re, err := sparkconf.CompileRedaction(expr)
 		if errors.Is(err, sparkconf.ErrJavaOnlyRegex) {
-			out = append(out, Finding{Object: a.Pod,
+			out = append(out, Finding{Object: a.Object,
 				Msg: sparkconf.KeyRedactionRegex + "=" + expr + " " + err.Error() + ": check that it does not match the driver Pod's name or namespace, which the runtime identifies the UI by under hostNetwork"})
 			continue
 		}
@@ -54,13 +54,13 @@ func checkSUI023(ctx *Context) []Finding {
 			continue // SUI015
 		}
 		for _, c := range []struct{ key, value, field, what string }{
-			{sparkconf.KeyPodName, a.PodName, "metadata.name", "the driver Pod's name"},
+			{sparkconf.KeyPodName, a.DriverPodName, "metadata.name", "the driver Pod's name"},
 			{sparkconf.KeyNamespace, a.Namespace, "metadata.namespace", "the namespace"},
 		} {
 			if c.value == "" || !sparkconf.Redacted(re, c.key, c.value) {
 				continue
 			}
-			out = append(out, Finding{Object: a.Pod, Field: c.field,
+			out = append(out, Finding{Object: a.Object, Field: c.field,
 				Msg: c.what + " " + c.value + " (" + c.key + ") is redacted in Spark's /environment by " + sparkconf.KeyRedactionRegex + "=" + expr +
 					": under hostNetwork with no usable application id the runtime cannot prove the UI is this application's and does not bind; set " + sparkconf.KeyAppID + " or change the name or the pattern"})
 		}

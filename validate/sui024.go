@@ -70,7 +70,7 @@ func checkSUI024(ctx *Context) []Finding {
 		}
 		msg := sparkconf.KeyUIFilters + " puts the UI behind " + strings.Join(filterNames, ", ") +
 			": such filters refuse the runtime's anonymous requests to Spark's REST API (403, 401 or a 302 to a login page): the runtime never binds the UI Service without " + need
-		f := Finding{Object: a.Pod, Msg: msg}
+		f := Finding{Object: a.Object, Msg: msg}
 		if a.ConfSource == app.FromConfigMap && a.ConfigMap != nil {
 			f = Finding{Object: a.ConfigMap, Field: DataKeyPath(names.SparkPropertiesKey), Msg: msg}
 		}

@@ -41,7 +41,7 @@ func checkSUI031(ctx *Context) []Finding {
 			continue
 		}
 		if _, ok := a.Props[sparkconf.KeyUIPort]; ok && a.Settings.UIPort == 0 {
-			out = append(out, Finding{Object: a.Pod, Field: a.ConfField(sparkconf.KeyUIPort),
+			out = append(out, Finding{Object: a.Object, Field: a.ConfField(sparkconf.KeyUIPort),
 				Msg: "spark.ui.port=0: Spark declares the driver's UI containerPort 0 from it and the API server rejects the driver Pod; use a fixed port (under hostNetwork the runtime follows Spark to port+N, up to spark.port.maxRetries)"})
 		}
 	}

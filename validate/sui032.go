@@ -32,7 +32,7 @@ func checkSUI032(ctx *Context) []Finding {
 			continue
 		}
 		for _, msg := range a.Carrier.OperatorUIServices(a.UIServiceName, sparkuiService(a)) {
-			out = append(out, Finding{Object: a.Pod, Msg: msg})
+			out = append(out, Finding{Object: a.Object, Msg: msg})
 		}
 	}
 	return out

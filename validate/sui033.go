@@ -56,14 +56,14 @@ func checkSUI033(ctx *Context) []Finding {
 			if h := yamlx.Get(l, "preStop"); h == nil || app.IsOurPreStop(h) {
 				continue
 			}
-			out = append(out, Finding{Object: a.Pod, Field: a.Carrier.UserLifecyclePath + ".preStop",
+			out = append(out, Finding{Object: a.Object, Field: a.Carrier.UserLifecyclePath + ".preStop",
 				Msg: "driver.lifecycle has a preStop of its own: the operator's webhook makes it the Spark container's, and sparkui's withdraw hook is not installed; chain the hooks (run /opt/sparkui/sparkui-runtime withdraw first)"})
 			continue
 		}
 		if onlyOurPreStop(yamlx.Get(drv, "lifecycle")) {
 			continue
 		}
-		out = append(out, Finding{Object: a.Pod, Field: a.Carrier.UserLifecyclePath, Severity: framework.Warning,
+		out = append(out, Finding{Object: a.Object, Field: a.Carrier.UserLifecyclePath, Severity: framework.Warning,
 			Msg: "driver.lifecycle is set: wherever the operator's webhook is installed it replaces the lifecycle of the template's driver container, and sparkui's withdraw hook there is lost; put your hooks on the template's spark-kubernetes-driver container"})
 	}
 	return out

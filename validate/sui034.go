@@ -42,7 +42,7 @@ func checkSUI034(ctx *Context) []Finding {
 		if !ok || msg == "" {
 			continue
 		}
-		out = append(out, Finding{Object: a.Pod, Field: fieldpath.Key(a.Carrier.ConfPath, app.KeyPodTemplateFile),
+		out = append(out, Finding{Object: a.Object, Field: fieldpath.Key(a.Carrier.ConfPath, app.KeyPodTemplateFile),
 			Msg: "spark.kubernetes.driver.podTemplateFile=" + f + msg})
 	}
 	return out

@@ -43,7 +43,7 @@ func checkSUI035(ctx *Context) []Finding {
 		if a.Carrier.Replicas <= 1 {
 			continue
 		}
-		out = append(out, Finding{Object: a.Pod, Field: a.Carrier.ReplicasPath,
+		out = append(out, Finding{Object: a.Object, Field: a.Carrier.ReplicasPath,
 			Msg: a.Carrier.ReplicasPath + " is " + itoa(a.Carrier.Replicas) + ": every Pod is a driver with its own UI, and one UI Service cannot route to several; run one driver per workload"})
 	}
 	return out

@@ -40,7 +40,7 @@ func checkSUI036(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
 		if o := a.Carrier.Overlap; o != nil {
-			out = append(out, Finding{Object: a.Pod, Field: o.Field, Msg: o.Msg})
+			out = append(out, Finding{Object: a.Object, Field: o.Field, Msg: o.Msg})
 		}
 	}
 	return out

@@ -39,7 +39,7 @@ func checkSUI037(ctx *Context) []Finding {
 		if msg == "" || a.Carrier.DeployMode != "client" {
 			continue
 		}
-		out = append(out, Finding{Object: a.Pod, Field: strings.Join(a.Carrier.FieldPath(app.FieldDeployMode), "."), Msg: msg})
+		out = append(out, Finding{Object: a.Object, Field: strings.Join(a.Carrier.FieldPath(app.FieldDeployMode), "."), Msg: msg})
 	}
 	return out
 }

@@ -30,7 +30,7 @@ func checkSUI039(ctx *Context) []Finding {
 		if !a.Carrier.TemplateInjectionRefused() {
 			continue
 		}
-		out = append(out, Finding{Object: a.Pod, Field: a.Carrier.SparkVersionPath,
+		out = append(out, Finding{Object: a.Object, Field: a.Carrier.SparkVersionPath,
 			Msg: "sparkVersion " + a.Carrier.SparkVersion + " is below 3: the operator refuses a driver template for it, so the runtime in spec.driver.template would never run; use kubeflow.injection: webhook for it"})
 	}
 	return out

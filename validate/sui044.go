@@ -77,10 +77,10 @@ func checkSUI044(ctx *Context) []Finding {
 // the carrier object itself.
 func confLocation(a *app.App, key string) (*yaml.RNode, string) {
 	if f := a.ConfField(key); f != "" {
-		return a.Pod, f
+		return a.Object, f
 	}
 	if a.ConfigMap != nil && a.ConfSource == app.FromConfigMap {
 		return a.ConfigMap, fieldpath.Key("data", names.SparkPropertiesKey)
 	}
-	return a.Pod, ""
+	return a.Object, ""
 }

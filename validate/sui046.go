@@ -49,13 +49,13 @@ func checkSUI046(ctx *Context) []Finding {
 			continue
 		}
 		target := sparkuiTarget(a)
-		opts := yamlx.Get(a.Pod.YNode(), optsPath...)
+		opts := yamlx.Get(a.Object.YNode(), optsPath...)
 		for i, o := range yamlx.Items(opts) {
 			n, ok := yamlx.Int(yamlx.Get(o, "servicePort"))
 			if !ok || (a.Settings.UIPort != 0 && n != a.Settings.UIPort) {
 				continue
 			}
-			out = append(out, Finding{Object: a.Pod, Field: fieldpath.Key(fieldpath.Index(strings.Join(optsPath, "."), i), "servicePort"),
+			out = append(out, Finding{Object: a.Object, Field: fieldpath.Key(fieldpath.Index(strings.Join(optsPath, "."), i), "servicePort"),
 				Msg: fmt.Sprintf("the operator's driver ingress Service for this entry targets the declared port %d, not the port the UI bound: drop the entry and route to %s instead (sparkui's spec.route writes the route)", n, target)})
 		}
 		if len(ctx.Model.Ingresses) == 0 {

@@ -44,7 +44,7 @@ func checkSUI048(ctx *Context) []Finding {
 				continue
 			}
 			key, listPath := path[len(path)-1], strings.Join(path, ".")
-			for i, e := range yamlx.Items(yamlx.Get(a.Pod.YNode(), path...)) {
+			for i, e := range yamlx.Items(yamlx.Get(a.Object.YNode(), path...)) {
 				for j, p := range yamlx.Items(yamlx.Get(e, "serviceSpec", "ports")) {
 					field := fieldpath.Index(fieldpath.Key(fieldpath.Key(fieldpath.Index(listPath, i), "serviceSpec"), "ports"), j)
 					n, ok := yamlx.Int(yamlx.Get(p, "targetPort"))
@@ -56,7 +56,7 @@ func checkSUI048(ctx *Context) []Finding {
 					if !ok || (a.Settings.UIPort != 0 && n != a.Settings.UIPort) {
 						continue
 					}
-					out = append(out, Finding{Object: a.Pod, Field: field,
+					out = append(out, Finding{Object: a.Object, Field: field,
 						Msg: fmt.Sprintf("the operator's %s for this %s entry reaches the driver on the declared port %d, not the port the UI bound: drop the entry and route to %s (sparkui's spec.route writes the route)", list.what, key, n, sparkuiTarget(a))})
 				}
 			}

@@ -36,7 +36,7 @@ func checkSUI049(ctx *Context) []Finding {
 		if _, set := a.Props[sparkconf.KeyProxyBase]; set {
 			continue // SUI044 compares it
 		}
-		out = append(out, Finding{Object: a.Pod,
+		out = append(out, Finding{Object: a.Object,
 			Msg: "the route serves the UI under " + prefix + " but sparkui cannot write this application's Spark conf: add --conf " + sparkconf.KeyProxyBase + "=" + prefix +
 				" --conf " + sparkconf.KeyProxyRedirectURI + "=/ to the driver's spark-submit (or its spark-defaults.conf), or Spark's redirects and an OpenShift Route's links leave the prefix"})
 	}

@@ -54,12 +54,12 @@ func checkSUI060(ctx *Context) []Finding {
 		}
 		if err := a.Carrier.Writable(); err != nil {
 			// Transform would refuse it too (SUI030 in transform mode): say what to fix first.
-			out = append(out, Finding{Object: a.Pod,
+			out = append(out, Finding{Object: a.Object,
 				Msg: "sparkui-fn has not transformed this application, and would refuse to: " + err.Error() + "; fix that field, then run sparkui-fn in transform mode before this check"})
 			continue
 		}
-		out = append(out, Finding{Object: a.Pod,
-			Msg: "sparkui-fn has not transformed this application: " + objName(a.Pod) + " has no UI Service (transform mode adds " + a.UIServiceName +
+		out = append(out, Finding{Object: a.Object,
+			Msg: "sparkui-fn has not transformed this application: " + objName(a.Object) + " has no UI Service (transform mode adds " + a.UIServiceName +
 				"), no " + sidecar.ContainerName + " sidecar and no Role, while the functionConfig has service.enabled: true. " +
 				"Run sparkui-fn in transform mode before this check: kustomize build --enable-alpha-plugins --enable-exec, or kpt fn render --allow-exec"})
 	}

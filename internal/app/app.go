@@ -35,17 +35,19 @@ type ConfError struct {
 	Msg string
 }
 
-// App is one Spark application.
+// App is one Spark application: facts read from the input, never written after Build. It
+// embeds the Carrier the driver was found in (its object, name, namespace, ServiceAccount,
+// hostNetwork, driver Pod name, slots), so a fact lives in one place; App adds what only the
+// whole input tells (the conf as Spark will read it, identity, what sparkui added before, the
+// names of what it adds).
 type App struct {
-	// Pod is the object the driver was found in: the spark-submit driver Pod itself, or the
-	// carrier (a SparkApplication, a ScheduledSparkApplication, a workload). Results about the
-	// driver's pod spec name this object, at paths under PathPrefix.
-	Pod *yaml.RNode
-	// Carrier is what was read from Pod (its Kind says which sort of carrier it is).
-	Carrier   *Carrier
-	Namespace string
-	// PodName is the driver Pod's name when known at build time ("" otherwise).
-	PodName string
+	// Carrier is what was read from the object the driver was found in: the spark-submit
+	// driver Pod itself, or an operator's resource or workload. Results about the driver's
+	// pod spec name Carrier.Object.
+	*Carrier
+	// Submitted is what only a spark-submit driver Pod has: the other objects spark-submit
+	// wrote for it (zero for every other carrier).
+	Submitted
 	// AppID is, for a spark-submit Pod, the spark-app-selector label value sparkui puts on
 	// what it adds and the runtime's guard tests: the Pod's label, else spark.app.id, else the
 	// Pod's name. For the other carriers it is the Spark app id only when the conf fixes it
@@ -55,26 +57,17 @@ type App struct {
 	// application and on its driver Pod (docs/operators.md, "Names and identity"): spark-app-selector=<AppID> for a
 	// spark-submit Pod, sparkui.dev/application=<object name> for every other carrier.
 	IdentityKey, IdentityValue string
-	// Services select the driver Pod (sparkui's own UI Service excluded).
-	Services      []*yaml.RNode
-	DriverService *yaml.RNode // the one Spark created (…-driver-svc, else headless, else first)
 
-	ConfigMap *yaml.RNode // nil when the input has none for this Pod
-	// MissingConfigMap names the conf volume's ConfigMap when the input lacks it;
-	// ConfVolume is that volume's index in spec.volumes.
-	MissingConfigMap string
-	ConfVolume       int
-	ConfSource       ConfSource
-	Props            map[string]string
-	ConfError        *ConfError
-	SettingErrors    []*sparkconf.SettingError
-	Settings         sparkconf.Settings
+	// ConfSource says where Props came from; for every carrier but a spark-submit Pod it is
+	// the carrier's own Conf.
+	ConfSource    ConfSource
+	Props         map[string]string
+	ConfError     *ConfError
+	SettingErrors []*sparkconf.SettingError
+	Settings      sparkconf.Settings
 
-	HostNetwork bool
 	// ConnectServer: the driver container runs Spark Connect's server class.
 	ConnectServer bool
-	// ServiceAccount is the Pod's serviceAccountName (or deprecated serviceAccount), "" if unset.
-	ServiceAccount string
 
 	Prefix string
 	// UIService, Role and RoleBinding are what sparkui added for this app before (found by
@@ -88,6 +81,19 @@ type App struct {
 	ExtraRoutes []*yaml.RNode
 	// UIServiceName and BinderName are the existing objects' names, else fresh ones.
 	UIServiceName, BinderName string
+}
+
+// Submitted is what spark-submit writes beside its driver Pod, found in the input by Build.
+type Submitted struct {
+	// Services select the driver Pod (sparkui's own UI Service excluded).
+	Services      []*yaml.RNode
+	DriverService *yaml.RNode // the one Spark created (…-driver-svc, else headless, else first)
+	// ConfigMap is the one mounted as the driver's conf, nil when the input has none.
+	ConfigMap *yaml.RNode
+	// MissingConfigMap names the conf volume's ConfigMap when the input lacks it;
+	// ConfVolume is that volume's index in spec.volumes.
+	MissingConfigMap string
+	ConfVolume       int
 }
 
 // SA is the ServiceAccount the driver runs as.

@@ -17,11 +17,9 @@ import (
 // (the Services selecting it), and the names of what sparkui adds for it. Names are handed
 // out in carrier order, so a rerun gets the same ones.
 func (ix *index) buildPod(c *Carrier, sparkConf map[string]string) *App {
-	a := &App{Pod: c.Object, Namespace: c.Namespace, PodName: c.Name, Carrier: c}
+	a := &App{Carrier: c}
 	spec := yamlx.Get(c.Object.YNode(), "spec")
 	labels := Labels(c.Object)
-	a.HostNetwork = c.HostNetwork
-	a.ServiceAccount = c.ServiceAccount
 	a.readConnectServer()
 	a.readSparkConf(spec, ix.configMaps, sparkConf)
 	a.identify(labels)
@@ -37,9 +35,7 @@ func (ix *index) buildPod(c *Carrier, sparkConf map[string]string) *App {
 // build time), and no Service of the input selects its driver (the driver Pod does not exist
 // yet; Spark creates its headless Service with the Pod).
 func (ix *index) buildCarrier(c *Carrier) *App {
-	a := &App{Pod: c.Object, Carrier: c, Namespace: c.Namespace, PodName: c.DriverPodName}
-	a.HostNetwork = c.HostNetwork
-	a.ServiceAccount = c.ServiceAccount
+	a := &App{Carrier: c}
 	a.ConfSource = FromCarrier
 	a.Props = c.Conf
 	a.ConfError = c.ConfError
@@ -146,7 +142,7 @@ func (a *App) identify(labels map[string]string) {
 		a.AppID = a.Props[sparkconf.KeyAppID]
 	}
 	if a.AppID == "" || len(validation.IsValidLabelValue(a.AppID)) > 0 {
-		a.AppID = names.Fit(a.PodName, "", nil)
+		a.AppID = names.Fit(a.DriverPodName, "", nil)
 	}
 }
 
@@ -175,7 +171,7 @@ func (ix *index) attach(a *App, driverLabels map[string]string) {
 	if a.DriverService != nil {
 		_, driverSvcName = Meta(a.DriverService)
 	}
-	a.Prefix = names.Prefix(driverSvcName, a.PodName)
+	a.Prefix = names.Prefix(driverSvcName, a.DriverPodName)
 
 	a.Role = ix.oursRBAC[kindKey{"Role", a.Namespace, a.AppID}]
 	a.RoleBinding = ix.oursRBAC[kindKey{"RoleBinding", a.Namespace, a.AppID}]

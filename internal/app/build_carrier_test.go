@@ -51,7 +51,7 @@ func TestBuildCarriers(t *testing.T) {
 				t.Fatalf("%d apps, errors %v", len(m.Apps), m.CarrierErrors)
 			}
 			a := m.Apps[0]
-			got := want{a.PodName, a.ServiceAccount, a.UIServiceName, a.BinderName, a.DriverContainerPath(), a.Settings.UIPort, a.HostNetwork, a.RuntimeConfig(sidecar.ExternalURINone)}
+			got := want{a.DriverPodName, a.ServiceAccount, a.UIServiceName, a.BinderName, a.DriverContainerPath(), a.Settings.UIPort, a.HostNetwork, a.RuntimeConfig(sidecar.ExternalURINone)}
 			if d := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
@@ -146,7 +146,7 @@ spec: {containers: [{name: spark-kubernetes-driver}]}
 	m := BuildWith(objs, CarrierOptions{})
 	var built []*yaml.RNode
 	for _, a := range m.Apps {
-		built = append(built, a.Pod)
+		built = append(built, a.Object)
 	}
 	want := []*yaml.RNode{objs[0], objs[2], objs[3], objs[5], objs[7]}
 	if len(built) != len(want) {
