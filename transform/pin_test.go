@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -41,18 +42,25 @@ func TestPinDriverContainer(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := detect(t, "apiVersion: spark.apache.org/v1\nkind: SparkApplication\nmetadata: {name: pi}\n"+tc.doc)
+			_, before, _ := c.Lookup(app.SlotDriverContainer)
+			conf := maps.Clone(c.Conf)
 			changed, err := PinDriverContainer(c)
 			if err != nil || changed != tc.changed {
 				t.Fatalf("PinDriverContainer = %t, %v; want %t", changed, err, tc.changed)
 			}
 			got := yamlx.GetStr(c.Object.YNode(), "spec", "sparkConf", app.KeyPodTemplateCtr)
-			if got != tc.wantConf || c.Conf[app.KeyPodTemplateCtr] != tc.wantConf {
-				t.Errorf("podTemplateContainerName = %q (Conf %q), want %q", got, c.Conf[app.KeyPodTemplateCtr], tc.wantConf)
+			if got != tc.wantConf {
+				t.Errorf("podTemplateContainerName = %q, want %q", got, tc.wantConf)
+			}
+			// The carrier's facts are what was read: pinning writes the object only.
+			if !maps.Equal(c.Conf, conf) {
+				t.Errorf("Conf after pinning = %v, want %v as read", c.Conf, conf)
 			}
 			if changed {
-				// Spark then selects the container the key names: the one Lookup returns.
-				if _, path, err := c.Lookup(app.SlotDriverContainer); err != nil || path != "spec.driverSpec.podTemplateSpec.spec.containers[0]" {
-					t.Errorf("driver container after pinning at %q, %v; want containers[0]", path, err)
+				// Spark then selects the container the key names, the first, which Lookup
+				// already returned before the key was written.
+				if _, path, err := c.Lookup(app.SlotDriverContainer); err != nil || path != "spec.driverSpec.podTemplateSpec.spec.containers[0]" || path != before {
+					t.Errorf("driver container after pinning at %q, %v (before %q); want containers[0]", path, err, before)
 				}
 				again, err := PinDriverContainer(c)
 				if again || err != nil {

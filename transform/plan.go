@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -39,6 +40,9 @@ const (
 	// OpPrune deletes the mapping at Path when it is empty and this plan removed something
 	// under it (the template sparkui created, emptied again).
 	OpPrune
+	// OpDrop takes the entries at Indexes out of the list at Path, and deletes the list when
+	// it is then empty (unless When KeepEmpty).
+	OpDrop
 )
 
 // When restricts an OpRemove.
@@ -50,6 +54,7 @@ const (
 	OurPreStop
 	Bare
 	Absent
+	KeepEmpty
 )
 
 // Op is one operation of a plan.
@@ -62,13 +67,15 @@ type Op struct {
 	// Path is the field path of OpRemove and OpPrune, from the object's root.
 	Path  string
 	Names []string
-	When  When
+	// Indexes are OpDrop's list entries, ascending.
+	Indexes []int
+	When    When
 	// Value is OpUpsert's entry, or OpRemove's value under Equal (a scalar).
 	Value *yaml.Node
 }
 
-var opNames = [...]string{"ensure", "upsert", "remove", "set", "prune"}
-var whenNames = [...]string{"", " if equal", " if sparkui's preStop", " if bare", " if absent"}
+var opNames = [...]string{"ensure", "upsert", "remove", "set", "prune", "drop"}
+var whenNames = [...]string{"", " if equal", " if sparkui's preStop", " if bare", " if absent", " keeping the list"}
 
 // String is the operation in one line, what plan tests compare.
 func (o Op) String() string {
@@ -86,6 +93,9 @@ func (o Op) String() string {
 	}
 	if len(o.Names) > 0 {
 		s += " [" + strings.Join(o.Names, " ") + "]"
+	}
+	if o.Kind == OpDrop {
+		s += " " + fmt.Sprint(o.Indexes)
 	}
 	s += whenNames[o.When]
 	if o.Value != nil {
@@ -142,16 +152,54 @@ func (p Plan) Apply(c *app.Carrier) (changed bool, err error) {
 			if n, _, err = c.Ensure(o.Slot); err == nil {
 				changed = write(n, o) || changed
 			}
-		case OpRemove:
-			changed = ap.remove(o) || changed
-		case OpPrune:
-			ap.prune(o.Path)
+		default:
+			changed = ap.pathOp(o) || changed
 		}
 		if err != nil {
 			return changed, err
 		}
 	}
 	return changed, nil
+}
+
+// applyTo executes a plan of path operations only (OpRemove, OpPrune, OpDrop) on an object
+// that is no carrier (a Service selecting the driver).
+func (p Plan) applyTo(root *yaml.Node) (changed bool) {
+	ap := applier{root: root}
+	for _, o := range p {
+		changed = ap.pathOp(o) || changed
+	}
+	return changed
+}
+
+// pathOp executes an operation addressed by field path.
+func (ap *applier) pathOp(o Op) bool {
+	switch o.Kind {
+	case OpRemove:
+		return ap.remove(o)
+	case OpPrune:
+		ap.prune(o.Path)
+	case OpDrop:
+		return ap.drop(o)
+	}
+	return false
+}
+
+func (ap *applier) drop(o Op) bool {
+	parent, key := at(ap.root, o.Path)
+	list := yamlx.Get(parent, key)
+	if list == nil || list.Kind != yaml.SequenceNode {
+		return false
+	}
+	i := -1
+	gone := yamlx.Filter(list, func(*yaml.Node) bool {
+		i++
+		return !slices.Contains(o.Indexes, i)
+	})
+	if len(list.Content) == 0 && o.When != KeepEmpty {
+		return yamlx.Delete(parent, key) || gone
+	}
+	return gone
 }
 
 // applier is one execution of a plan: the paths under which it removed something so far.

@@ -60,10 +60,7 @@ spec:
 `
 	m, items := build(t, doc, app.InjectTemplate)
 	before := str(t, items[0])
-	if err := PrepareCarrier(m.Apps[0]); err != nil {
-		t.Fatal(err)
-	}
-	InjectRuntime(m.Apps[0], Options{RuntimeImage: "r:1"})
+	inject(t, m.Apps[0], Options{RuntimeImage: "r:1"})
 	// The same object, read as the webhook injection's carrier.
 	m2 := app.BuildWith(items, app.CarrierOptions{KubeflowInjection: app.InjectWebhook})
 	c := m2.Apps[0].Carrier
@@ -215,9 +212,7 @@ spec:
 	} {
 		t.Run(name, func(t *testing.T) {
 			m, _ := build(t, tc.doc, app.InjectTemplate)
-			if err := PrepareCarrier(m.Apps[0]); err != nil {
-				t.Fatal(err)
-			}
+			prepare(t, m.Apps[0])
 			got := InjectionPlan(m.Apps[0], Options{RuntimeImage: "r:1"}).Strings()
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("InjectionPlan:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))

@@ -43,15 +43,13 @@ func NewRoleBinding(a *app.App) *yaml.RNode {
 	return object(rbacAPIVersion, "RoleBinding", ownMeta(a, a.BinderName), "roleRef", roleRef(a), "subjects", subjects(a))
 }
 
-// EnsureRole brings an existing Role back to NewRole's content.
-func EnsureRole(a *app.App, role *yaml.RNode) {
-	ensureOwnMeta(role, a, a.BinderName)
-	yamlx.SetIfChanged(role.YNode(), "rules", roleRules(a))
-}
-
-// EnsureRoleBinding brings an existing RoleBinding back to NewRoleBinding's content.
-func EnsureRoleBinding(a *app.App, rb *yaml.RNode) {
-	ensureOwnMeta(rb, a, a.BinderName)
-	yamlx.SetIfChanged(rb.YNode(), "roleRef", roleRef(a))
-	yamlx.SetIfChanged(rb.YNode(), "subjects", subjects(a))
+// reconcileRBAC brings sparkui's existing Role or RoleBinding rn back to want (NewRole,
+// NewRoleBinding): its name and labels, and every field want has beside metadata.
+func reconcileRBAC(a *app.App, rn, want *yaml.RNode) {
+	ensureOwnMeta(rn, a, a.BinderName)
+	for _, k := range []string{"rules", "roleRef", "subjects"} {
+		if v := yamlx.Get(want.YNode(), k); v != nil {
+			yamlx.SetIfChanged(rn.YNode(), k, v)
+		}
+	}
 }

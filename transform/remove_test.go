@@ -60,9 +60,9 @@ spec:
 		t.Run(name, func(t *testing.T) {
 			m, items := build(t, doc, app.InjectTemplate)
 			before := str(t, items[0])
-			RemoveRuntime(m.Apps[0])
+			remove(t, m.Apps[0])
 			if got := str(t, items[0]); got != before {
-				t.Errorf("RemoveRuntime changed the object:\n%s\nwant\n%s", got, before)
+				t.Errorf("the removal changed the object:\n%s\nwant\n%s", got, before)
 			}
 		})
 	}
@@ -101,16 +101,13 @@ spec:
 		t.Run(name, func(t *testing.T) {
 			m, items := build(t, tc.doc, tc.route)
 			before := str(t, items[0])
-			if err := PrepareCarrier(m.Apps[0]); err != nil {
-				t.Fatal(err)
-			}
-			InjectRuntime(m.Apps[0], Options{RuntimeImage: "r:1"})
+			inject(t, m.Apps[0], Options{RuntimeImage: "r:1"})
 			if str(t, items[0]) == before {
-				t.Fatal("InjectRuntime added nothing")
+				t.Fatal("the injection added nothing")
 			}
-			RemoveRuntime(m.Apps[0])
+			remove(t, m.Apps[0])
 			if got := str(t, items[0]); got != before {
-				t.Errorf("after RemoveRuntime:\n%s\nwant\n%s", got, before)
+				t.Errorf("after the removal:\n%s\nwant\n%s", got, before)
 			}
 		})
 	}

@@ -186,13 +186,13 @@ func wantProxyConf(f routeFacts, cur map[string]string) (proxyBase, redirect str
 	return proxyBase, redirect
 }
 
-// setRouteConf writes the proxy settings into a's conf where sparkui can. A
-// spark.ui.proxyBase that sparkui did not write (not the prefix the UI Service recorded, the
-// previous prefix when there was one) and that the route replaces or removes is said in the
-// returned note: it may be the user's own, for another proxy.
-func setRouteConf(a *app.App, f routeFacts, prevPrefix string, hadPrev bool) *Note {
+// routeConf is the proxy settings of a's conf, as conf operations, where sparkui can write
+// them. A spark.ui.proxyBase that sparkui did not write (not the prefix the UI Service
+// recorded, the previous prefix when there was one) and that the route replaces or removes is
+// said in the returned note: it may be the user's own, for another proxy.
+func routeConf(a *app.App, f routeFacts, prevPrefix string, hadPrev bool) ([]ConfOp, *Note) {
 	if !a.ConfWritable() {
-		return nil
+		return nil, nil
 	}
 	base, redirect := wantProxyConf(f, a.Props)
 	var note *Note
@@ -209,33 +209,7 @@ func setRouteConf(a *app.App, f routeFacts, prevPrefix string, hadPrev bool) *No
 			Msg: "spark.ui.proxyBase was " + strconv.Quote(old) + ", which contradicts the route; sparkui " + now +
 				" (Spark serves the UI at the root and writes proxyBase before every link, so another value sends links outside the route)"}
 	}
-	set := map[string]string{KeyProxyBase: base, KeyProxyRedirectURI: redirect}
-	if a.Carrier != nil && a.Carrier.ConfPath != "" {
-		conf := a.Carrier.Object.YNode()
-		for _, seg := range fieldpath.Parse(a.Carrier.ConfPath) {
-			conf = yamlx.Ensure(conf, seg.Key)
-		}
-		for _, k := range []string{KeyProxyBase, KeyProxyRedirectURI} {
-			if set[k] == "" {
-				yamlx.Delete(conf, k)
-				continue
-			}
-			yamlx.SetIfChanged(conf, k, yamlx.NewStr(set[k]))
-		}
-		return note
-	}
-	data := yamlx.Get(a.ConfigMap.YNode(), "data")
-	text := yamlx.Str(yamlx.Get(data, names.SparkPropertiesKey))
-	changed := false
-	for _, k := range []string{KeyProxyBase, KeyProxyRedirectURI} {
-		var c bool
-		text, c = sparkconf.Set(text, k, set[k])
-		changed = changed || c
-	}
-	if changed {
-		yamlx.Set(data, names.SparkPropertiesKey, yamlx.NewStr(text))
-	}
-	return note
+	return []ConfOp{{KeyProxyBase, base}, {KeyProxyRedirectURI, redirect}}, note
 }
 
 // connectPort is the port Spark Connect's gRPC server binds.
@@ -379,64 +353,82 @@ func uiPortName(a *app.App) string {
 	return "spark-ui"
 }
 
-// ApplyRoute writes a's route: the route objects (new ones returned, existing ones brought
-// back to what is wanted in place, keeping their other labels and annotations), those of
-// another kind sparkui wrote before (returned for removal), the route annotations and
-// spark-connect port of the UI Service, and the proxy settings of the conf.
-func ApplyRoute(m *app.Model, a *app.App, svc *yaml.RNode, o Options) (added, removed []*yaml.RNode, notes []Note) {
-	removed, notes = dropExtraRoutes(a)
+// routePlan is a's route: route objects to add, to bring back to what is wanted in place
+// (keeping their other labels and annotations) and to remove (those of another kind sparkui
+// wrote before, and second ones of a kind); the route facts the UI Service records (nil: its
+// route annotations and ports are left as they are) and the proxy settings of the conf.
+type routePlan struct {
+	add, remove []*yaml.RNode
+	update      []Update
+	notes       []Note
+	facts       *routeFacts
+	conf        []ConfOp
+}
+
+// planRoute computes a's routePlan; svc is a's existing UI Service, nil when sparkui adds it.
+func planRoute(m *app.Model, a *app.App, svc *yaml.RNode, o Options) routePlan {
+	var p routePlan
+	p.remove, p.notes = dropExtraRoutes(a)
 	if !o.Route.enabled() {
-		return nil, removed, notes
+		return p
 	}
 	f, problem := resolveRoute(a, o.Route)
 	if problem != "" {
-		return nil, removed, append(notes, Note{App: a, Object: a.Object, Rule: "SUI053", Error: true, Msg: problem + "; sparkui writes no route for it"})
+		p.notes = append(p.notes, Note{App: a, Object: a.Object, Rule: "SUI053", Error: true, Msg: problem + "; sparkui writes no route for it"})
+		return p
 	}
 	wants := wantRoutes(a, o, f)
 	for _, w := range wants {
 		if other := m.ForeignRoute(w.kind, a.Namespace, a.UIServiceName); other != nil && a.Routes[w.kind] == nil {
-			return nil, removed, append(notes, Note{App: a, Object: other, Rule: "SUI053", Error: true, Field: "metadata.name",
+			p.notes = append(p.notes, Note{App: a, Object: other, Rule: "SUI053", Error: true, Field: "metadata.name",
 				Msg: "the input already has " + w.kind + " " + nsSlash(a.Namespace, a.UIServiceName) + ", which is not sparkui's: applied, one would replace the other; rename it, or label it app.kubernetes.io/managed-by: sparkui and " +
 					a.IdentityKey + ": " + a.IdentityValue + " to let sparkui manage it; sparkui writes no route for this application"})
+			return p
 		}
 	}
 	want := map[string]bool{}
 	for _, w := range wants {
 		want[w.kind] = true
-		rn := a.Routes[w.kind]
-		if rn == nil {
-			md := ownMeta(a, a.UIServiceName)
-			if w.rewrite != "" {
-				yamlx.Set(md, "annotations", yamlx.NewMap(AnnotationRewriteTarget, w.rewrite))
-			}
-			added = append(added, object(app.RouteObjectKinds[w.kind], w.kind, md, "spec", w.spec))
-			continue
-		}
-		ensureOwnMeta(rn, a, a.UIServiceName)
-		yamlx.SetIfChanged(rn.YNode(), "apiVersion", yamlx.NewStr(app.RouteObjectKinds[w.kind]))
-		md := yamlx.Get(rn.YNode(), "metadata")
+		md := ownMeta(a, a.UIServiceName)
 		if w.rewrite != "" {
-			yamlx.SetIfChanged(yamlx.Ensure(md, "annotations"), AnnotationRewriteTarget, yamlx.NewStr(w.rewrite))
-		} else if ann := yamlx.Get(md, "annotations"); ann != nil {
-			yamlx.Delete(ann, AnnotationRewriteTarget)
-			if len(ann.Content) == 0 {
-				yamlx.Delete(md, "annotations")
-			}
+			yamlx.Set(md, "annotations", yamlx.NewMap(AnnotationRewriteTarget, w.rewrite))
 		}
-		yamlx.SetIfChanged(rn.YNode(), "spec", w.spec)
+		obj := object(app.RouteObjectKinds[w.kind], w.kind, md, "spec", w.spec)
+		if rn := a.Routes[w.kind]; rn != nil {
+			p.update = append(p.update, Update{Object: rn, Want: obj})
+		} else {
+			p.add = append(p.add, obj)
+		}
 	}
 	for _, kind := range []string{"HTTPRoute", "GRPCRoute", "Ingress", "Route"} {
 		if rn := a.Routes[kind]; rn != nil && !want[kind] {
-			removed = append(removed, rn)
+			p.remove = append(p.remove, rn)
 		}
 	}
+	p.facts = &f
 	prevPrefix, hadPrev := app.RoutePrefixOf(svc)
-	annotateUIService(svc, f)
-	setConnectPort(a, svc, o.Route.GRPC)
-	if n := setRouteConf(a, f, prevPrefix, hadPrev); n != nil {
-		notes = append(notes, *n)
+	var note *Note
+	if p.conf, note = routeConf(a, f, prevPrefix, hadPrev); note != nil {
+		p.notes = append(p.notes, *note)
 	}
-	return added, removed, notes
+	return p
+}
+
+// reconcileRoute brings sparkui's existing route rn back to want, keeping its other labels and
+// annotations.
+func reconcileRoute(a *app.App, rn, want *yaml.RNode) {
+	ensureOwnMeta(rn, a, a.UIServiceName)
+	yamlx.SetIfChanged(rn.YNode(), "apiVersion", yamlx.Get(want.YNode(), "apiVersion"))
+	md := yamlx.Get(rn.YNode(), "metadata")
+	if rw := yamlx.Get(want.YNode(), "metadata", "annotations", AnnotationRewriteTarget); rw != nil {
+		yamlx.SetIfChanged(yamlx.Ensure(md, "annotations"), AnnotationRewriteTarget, rw)
+	} else if ann := yamlx.Get(md, "annotations"); ann != nil {
+		yamlx.Delete(ann, AnnotationRewriteTarget)
+		if len(ann.Content) == 0 {
+			yamlx.Delete(md, "annotations")
+		}
+	}
+	yamlx.SetIfChanged(rn.YNode(), "spec", yamlx.Get(want.YNode(), "spec"))
 }
 
 // dropExtraRoutes removes the further sparkui routes of a kind a already has (SUI055): one

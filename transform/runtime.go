@@ -150,43 +150,27 @@ func upsertIn(list, want *yaml.Node) bool {
 	return true
 }
 
-// InjectRuntime adds the runtime sidecar, its shared volume, and the driver container's mount
-// and preStop hook. A preStop hook the user already has is left alone (validation warns: the
-// runtime then withdraws only once it sees the UI go away, after SIGTERM).
-func InjectRuntime(a *app.App, o Options) {
-	injectCarrier(a, o)
-}
-
-// PrepareCarrier creates the places the additions go in a carrier (a kubeflow driver
-// template, an Apache podTemplateSpec, the driver container an operator's template lacks),
-// then pins an Apache driver container's name (PinDriverContainer), in that order so
-// that a second run finds the key set and changes nothing. An error is a field of the wrong
-// shape on the way: nothing is added to that application.
-func PrepareCarrier(a *app.App) error {
-	c := a.Carrier
+// preparePlan is what makes c writable (the places the additions go: a kubeflow driver
+// template, an Apache podTemplateSpec, the driver container an operator's template lacks) and
+// the pinned name of an Apache driver container (PinConf), written in that order so that a
+// second run finds the key set and changes nothing. An error is a field of the wrong shape on
+// the way: nothing is added to that application.
+func preparePlan(c *app.Carrier) (Plan, []ConfOp, error) {
 	// Look first, create after: a field of the wrong shape found half-way must not leave
 	// the object with empty slots created before it.
 	if err := c.Writable(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	var p Plan
 	for _, s := range c.PreparedSlots() {
 		p = append(p, Op{Kind: OpEnsure, Slot: s})
 	}
-	if _, err := p.Apply(c); err != nil {
-		return err
-	}
-	_, err := PinDriverContainer(c)
-	return err
-}
-
-// injectCarrier writes the runtime into the carrier: InjectionPlan, executed.
-func injectCarrier(a *app.App, o Options) {
-	_, _ = InjectionPlan(a, o).Apply(a.Carrier)
+	pin, err := PinConf(c, true)
+	return p, pin, err
 }
 
 // InjectionPlan writes the runtime into the slots the carrier says the operator or controller
-// carries into the driver Pod (app.Carrier.Ensure; PrepareCarrier made them), and the
+// carries into the driver Pod (app.Carrier.Ensure; preparePlan makes them), and the
 // identity label on the driver's pod template, which the runtime's bind selector and
 // SUI009 rely on. A slot that cannot be made stops the plan there.
 func InjectionPlan(a *app.App, o Options) Plan {
@@ -234,12 +218,7 @@ func InjectionPlan(a *app.App, o Options) Plan {
 	return append(p, Op{Kind: OpSet, Slot: app.SlotDriverContainer, Field: "lifecycle", Key: "preStop", Value: preStop(), When: OurPreStop})
 }
 
-// RemoveRuntime undoes InjectRuntime, for an application whose UI was switched off.
-func RemoveRuntime(a *app.App) {
-	_, _ = RemovalPlan(a).Apply(a.Carrier)
-}
-
-// RemovalPlan is RemoveRuntime's plan: the other injection's entries (OtherInjectionPlan),
+// RemovalPlan undoes InjectionPlan, for an application whose UI was switched off: the other injection's entries (OtherInjectionPlan),
 // then this one's runtime container and volumes, the identity label where sparkui set it and
 // the driver's mount and preStop. Only what exists is looked at, nothing is created.
 func RemovalPlan(a *app.App) Plan {

@@ -67,27 +67,62 @@ func copyIPFamilies(a *app.App, spec *yaml.Node) {
 	}
 }
 
-// EnsureUIService brings an existing UI Service back to what NewUIService would build,
-// keeping everything else on it (user annotations, a chosen nodePort) but the fields the
-// runtime writes, which an older sparkui output or a hand edit may declare.
-func EnsureUIService(a *app.App, rn *yaml.RNode, o Options) {
+// wantUIService is the UI Service sparkui wants for a: NewUIService's, with the route's
+// facts recorded and the spark-connect port when a route is planned (rp.facts).
+func wantUIService(a *app.App, o Options, rp *routePlan) *yaml.RNode {
+	svc := NewUIService(a, o)
+	if rp.facts != nil {
+		annotateUIService(svc, *rp.facts)
+		setConnectPort(a, svc, o.Route.GRPC)
+	}
+	return svc
+}
+
+// reconcileUIService brings an existing UI Service back to want (wantUIService), keeping
+// everything else on it (user annotations, a chosen nodePort) but the fields the runtime
+// writes, which an older sparkui output or a hand edit may declare. The route's annotations
+// and ports are touched only when want records a route.
+func reconcileUIService(a *app.App, rn, want *yaml.RNode) {
 	ensureOwnMeta(rn, a, a.UIServiceName)
 	for _, f := range app.RuntimeOwnedFields(rn.YNode()) {
 		removeRuntimeOwned(rn.YNode(), f)
 	}
+	wantAnn := yamlx.Get(want.YNode(), "metadata", "annotations")
 	ann := yamlx.Ensure(yamlx.Get(rn.YNode(), "metadata"), "annotations")
 	if !app.FluxCreatesOnly(rn.YNode()) {
 		yamlx.Set(ann, names.AnnotationFluxSSA, yamlx.NewStr(names.FluxSSAIfNotPresent))
 	}
-	if o.ExternalURI == sidecar.ExternalURIAnnotation {
-		yamlx.SetIfChanged(ann, names.AnnotationProvideExternalURI, yamlx.NewStr("true"))
+	if v := yamlx.Get(wantAnn, names.AnnotationProvideExternalURI); v != nil {
+		yamlx.SetIfChanged(ann, names.AnnotationProvideExternalURI, v)
 	}
+	wantSpec := yamlx.Get(want.YNode(), "spec")
 	spec := yamlx.Ensure(rn.YNode(), "spec")
 	yamlx.Delete(spec, "selector")
-	yamlx.SetIfChanged(spec, "type", yamlx.NewStr(serviceType(o)))
-	copyIPFamilies(a, spec)
+	yamlx.SetIfChanged(spec, "type", yamlx.Get(wantSpec, "type"))
+	for _, k := range []string{"ipFamilyPolicy", "ipFamilies"} {
+		if v := yamlx.Get(wantSpec, k); v != nil {
+			yamlx.SetIfChanged(spec, k, v)
+		} else {
+			yamlx.Delete(spec, k)
+		}
+	}
+	reconcilePorts(spec, wantSpec)
+	if prefix := yamlx.Get(wantAnn, names.AnnotationRoutePrefix); prefix != nil {
+		if host := yamlx.Get(wantAnn, names.AnnotationRouteHost); host != nil {
+			yamlx.SetIfChanged(ann, names.AnnotationRouteHost, host)
+		} else {
+			yamlx.Delete(ann, names.AnnotationRouteHost)
+		}
+		yamlx.SetIfChanged(ann, names.AnnotationRoutePrefix, prefix)
+		reconcileConnectPort(spec, wantSpec)
+	}
+}
 
-	want := uiPort(a, o)
+// reconcilePorts makes the first port want's (its other fields, such as a chosen nodePort,
+// kept unless the type is ClusterIP) and drops any other: the runtime's bind and withdrawal
+// patch /spec/ports/0 only.
+func reconcilePorts(spec, wantSpec *yaml.Node) {
+	want := yamlx.Items(yamlx.Get(wantSpec, "ports"))[0]
 	ports := yamlx.Get(spec, "ports")
 	var cur *yaml.Node
 	if items := yamlx.Items(ports); len(items) > 0 && items[0].Kind == yaml.MappingNode {
@@ -99,8 +134,26 @@ func EnsureUIService(a *app.App, rn *yaml.RNode, o Options) {
 	}
 	ports.Content = ports.Content[:1]
 	yamlx.Pairs(want, func(k, v *yaml.Node) { yamlx.SetIfChanged(cur, k.Value, v) })
-	if serviceType(o) == "ClusterIP" {
+	if yamlx.GetStr(wantSpec, "type") == "ClusterIP" {
 		yamlx.Delete(cur, "nodePort")
+	}
+}
+
+// reconcileConnectPort gives spec want's second port, spark-connect, or none (setConnectPort);
+// an equal one already there is kept as written.
+func reconcileConnectPort(spec, wantSpec *yaml.Node) {
+	ports := yamlx.Get(spec, "ports")
+	items := yamlx.Items(ports)
+	if len(items) == 0 {
+		return
+	}
+	ports.Content = ports.Content[:1]
+	if w := yamlx.Items(yamlx.Get(wantSpec, "ports")); len(w) > 1 {
+		if len(items) > 1 && yamlx.Equal(items[1], w[1]) {
+			ports.Content = append(ports.Content, items[1])
+		} else {
+			ports.Content = append(ports.Content, w[1])
+		}
 	}
 }
 

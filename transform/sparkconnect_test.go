@@ -44,10 +44,7 @@ spec:
 				}
 				m, items := build(t, doc, app.InjectTemplate)
 				a := m.Apps[0]
-				if err := PrepareCarrier(a); err != nil {
-					t.Fatal(err)
-				}
-				InjectRuntime(a, Options{RuntimeImage: "img"})
+				inject(t, a, Options{RuntimeImage: "img"})
 				out := items[0]
 				if run == 2 {
 					if got := str(t, out); got != first {

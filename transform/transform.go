@@ -6,8 +6,6 @@
 package transform
 
 import (
-	"errors"
-
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/internal/app"
@@ -48,71 +46,23 @@ type Note struct {
 }
 
 // Apply rewrites every application of m and returns the resulting item list: the input
-// items in order (minus any UI Service removed because the UI is disabled) followed by the
-// objects added, application by application.
+// items in order (minus the objects the plans remove: a UI Service whose UI is disabled, a
+// route sparkui no longer wants) followed by the objects added, application by application.
+// Every application is planned (PlanApps) before any is applied, so a plan reads the input
+// as it came.
 func Apply(m *app.Model, o Options) ([]*yaml.RNode, []Note) {
 	var added []*yaml.RNode
 	var notes []Note
 	removed := map[*yaml.RNode]bool{}
-	for _, a := range m.Apps {
-		DropZeroPorts(a)
-		if !o.ServiceEnabled {
+	for _, p := range PlanApps(m, o) {
+		notes = append(notes, p.apply()...)
+		if p.Err != nil {
 			continue
 		}
-		if !a.Settings.UIEnabled {
-			for _, rn := range []*yaml.RNode{a.UIService, a.Role, a.RoleBinding} {
-				if rn != nil {
-					removed[rn] = true
-					_, name := app.Meta(rn)
-					notes = append(notes, Note{App: a, Object: rn, Rule: "SUI003",
-						Msg: "removed " + yamlx.GetStr(rn.YNode(), "kind") + " " + name + ": spark.ui.enabled=false, so there is no UI to serve"})
-				}
-			}
-			RemoveRuntime(a)
-			continue
-		}
-		// Fail before adding anything: a carrier whose slots cannot be written gets no
-		// Service or RBAC that nothing would bind.
-		if err := PrepareCarrier(a); err != nil {
-			n := Note{App: a, Object: a.Object, Rule: "SUI030", Error: true, Msg: err.Error()}
-			var se *app.ShapeError
-			if errors.As(err, &se) {
-				n.Field = se.Field
-				n.Msg = se.Kind + " " + nsSlash(se.Namespace, se.Name) + ": " + se.Field + " " + se.Msg + "; sparkui adds nothing for it"
-			}
-			notes = append(notes, n)
-			continue
-		}
-		// What sparkui adds is found in the model (a.UIService, a.Role, a.RoleBinding) or made
-		// here; the App itself is the input's facts and is never written.
-		svc := a.UIService
-		if svc == nil {
-			svc = NewUIService(a, o)
-			added = append(added, svc)
-		} else {
-			EnsureUIService(a, svc, o)
-		}
-		if o.CreateRBAC {
-			if a.Role == nil {
-				added = append(added, NewRole(a))
-			} else {
-				EnsureRole(a, a.Role)
-			}
-			if a.RoleBinding == nil {
-				added = append(added, NewRoleBinding(a))
-			} else {
-				EnsureRoleBinding(a, a.RoleBinding)
-			}
-		}
-		InjectRuntime(a, o)
-		radded, rremoved, rnotes := ApplyRoute(m, a, svc, o)
-		added = append(added, radded...)
-		// A route of another kind sparkui wrote before goes silently, as a rerun must give
-		// the same results (docs/routes.md); a second one of a kind is said (SUI055).
-		for _, rn := range rremoved {
+		added = append(added, p.Add...)
+		for _, rn := range p.Remove {
 			removed[rn] = true
 		}
-		notes = append(notes, rnotes...)
 	}
 	if len(removed) == 0 && len(added) == 0 {
 		return m.Items, notes

@@ -173,6 +173,11 @@ func (c *Carrier) driverContainer(create bool) (*yaml.Node, string, error) {
 	}
 	want := c.driverContainerName()
 	items := yamlx.Items(cs)
+	if len(items) > 0 && c.pinsFirst() {
+		// Without the key Spark takes the first container (selectSparkContainer), and
+		// transform pins its name (transform/pin.go): the same container before and after.
+		want = PinnedContainerName(items[0])
+	}
 	for i, ctr := range items {
 		if ctr.Kind != yaml.MappingNode {
 			return nil, "", c.shapeErr(indexPath(path, i), "is not a mapping")
@@ -208,6 +213,22 @@ func (c *Carrier) driverContainer(create bool) (*yaml.Node, string, error) {
 // driverContainerName is the container name the carrier's driver is matched by: the
 // adapter's (Spark's default spark-kubernetes-driver unless it names another), or the conf's
 // spark.kubernetes.driver.podTemplateContainerName where the adapter says the conf names it.
+// pinsFirst reports a carrier whose driver container transform pins in the conf, which does
+// not name it yet.
+func (c *Carrier) pinsFirst() bool {
+	_, set := c.Conf[KeyPodTemplateCtr]
+	return c.Has(CapPinContainer) && !set
+}
+
+// PinnedContainerName is the name Spark gives the driver container first (a template's first
+// container): its own, or spark-kubernetes-driver when it has none (BasicDriverFeatureStep).
+func PinnedContainerName(first *yaml.Node) string {
+	if n := yamlx.GetStr(first, "name"); n != "" {
+		return n
+	}
+	return names.DriverContainer
+}
+
 func (c *Carrier) driverContainerName() string {
 	if c.profile.containerFromConf {
 		if n := c.Conf[KeyPodTemplateCtr]; n != "" {
@@ -233,7 +254,7 @@ func (c *Carrier) PreparedSlots() []Slot {
 
 // Writable says why transform would add nothing to this carrier (a field of the wrong shape
 // on the way to a slot, or a pod template with no container to run the driver in), nil when
-// it can write every slot. It only looks: transform's PrepareCarrier and validate mode's
+// it can write every slot. It only looks: transform's preparePlan and validate mode's
 // SUI060 (which must not tell the user to run a transform that would refuse) share it.
 func (c *Carrier) Writable() error {
 	for _, s := range c.PreparedSlots() {

@@ -108,7 +108,7 @@ func write(t *testing.T, car *app.Carrier) {
 		yamlx.Set(labels, k, yamlx.NewStr(v))
 	}
 	if car.OperatorOwnsLifecycle() {
-		return // sparkui writes nothing into the driver container (transform.PrepareCarrier)
+		return // sparkui writes nothing into the driver container (transform: the carrier whose operator owns the lifecycle)
 	}
 	drv := ensure(app.SlotDriverContainer)
 	// The webhook adds a volume only if the driver mounts it: mount it there on every route.
