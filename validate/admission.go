@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/sparkui/sparkui/internal/app"
@@ -49,32 +51,82 @@ func (r Rule) AdmissionMessage() string {
 
 // CEL fragments shared by the rules' policies.
 const (
-	// celTemplateIsDriver: a workload whose pod template is labelled spark-role=driver, the
-	// mark of a driver workload (internal/app detectWorkload).
-	celTemplateIsDriver = `has(object.spec.template.metadata) && has(object.spec.template.metadata.labels) && ` +
-		`'spark-role' in object.spec.template.metadata.labels && object.spec.template.metadata.labels['spark-role'] == 'driver'`
-	celCronJobTemplateIsDriver = `has(object.spec.jobTemplate.spec) && has(object.spec.jobTemplate.spec.template.metadata) && ` +
-		`has(object.spec.jobTemplate.spec.template.metadata.labels) && 'spark-role' in object.spec.jobTemplate.spec.template.metadata.labels && ` +
-		`object.spec.jobTemplate.spec.template.metadata.labels['spark-role'] == 'driver'`
 	// celIsOurUIService: a Service (already labelled managed-by sparkui, by the
 	// objectSelector) with an application identity label, which is how the model finds a UI
 	// Service (internal/app index.addService).
 	celIsOurUIService = `has(object.metadata.labels) && ('spark-app-selector' in object.metadata.labels || 'sparkui.dev/application' in object.metadata.labels)`
+	// driverCondition names the matchCondition that tells a carrier of a driver from another
+	// object of its kind (app.Admission Driver: a workload's pod template labelled as a
+	// driver's).
+	driverCondition = "driver-template"
 )
 
-var (
-	admitWorkloads = []string{"deployments", "statefulsets"}
-	opCreate       = []string{"CREATE"}
-)
+var opCreate = []string{"CREATE"}
 
-// sparkConfPolicies are one policy per operator resource that the carrier registry scopes by
-// cap and note (app.AdmissionTargets), each validating the resource's sparkConf with valid
-// (given the CEL path of the part that holds it): the adapters say where that part is.
-func sparkConfPolicies(cap app.Capability, note string, valid func(spec string) string) []AdmissionPolicy {
+// carrierPolicies are the policies of a rule over the carriers: one per adapter that
+// app.AdmissionTargets(cap, note) lists and valid has a CEL validation for ("" when the
+// carrier has nothing the rule checks), limited to the objects that carry a driver. The
+// adapters say where everything is; a rule says what it checks. Adjacent targets of one
+// family and API group whose policies would be the same share one, named after the family.
+func carrierPolicies(cap app.Capability, note string, valid func(t app.AdmissionTarget) string) []AdmissionPolicy {
 	var out []AdmissionPolicy
+	var family string // of out's last policy, "" when it cannot be shared
 	for _, t := range app.AdmissionTargets(cap, note) {
-		out = append(out, AdmissionPolicy{Name: t.Scope.Name, Group: t.Group, Versions: t.Versions, Resources: []string{t.Resource},
-			Validations: []string{t.Scope.Guard + valid(t.Scope.Spec)}})
+		v := valid(t)
+		if v == "" {
+			continue
+		}
+		p := AdmissionPolicy{Name: t.Name, Group: t.Group, Versions: t.Versions, Resources: []string{t.Resource},
+			ObjectLabels: t.Labels, Validations: []string{v}}
+		if t.Driver != "" {
+			p.Conditions = []AdmissionCondition{{driverCondition, t.Driver}}
+		}
+		if n := len(out); n > 0 && t.Family != "" && t.Family == family && samePolicy(out[n-1], p) {
+			out[n-1].Name = family
+			out[n-1].Resources = append(out[n-1].Resources, t.Resource)
+			continue
+		}
+		out, family = append(out, p), t.Family
 	}
 	return out
+}
+
+// samePolicy reports policies that differ at most in their names and resources.
+func samePolicy(a, b AdmissionPolicy) bool {
+	return a.Group == b.Group && slices.Equal(a.Versions, b.Versions) && slices.Equal(a.Operations, b.Operations) &&
+		maps.Equal(a.ObjectLabels, b.ObjectLabels) && slices.Equal(a.Conditions, b.Conditions) && slices.Equal(a.Validations, b.Validations)
+}
+
+// sparkConfPolicies validate the sparkConf of every operator resource that the carrier
+// registry scopes by cap and note, with valid (given the CEL path of the part that holds it).
+func sparkConfPolicies(cap app.Capability, note string, valid func(spec string) string) []AdmissionPolicy {
+	return carrierPolicies(cap, note, func(t app.AdmissionTarget) string {
+		if t.Spec == "" {
+			return ""
+		}
+		return t.Guard + valid(t.Spec)
+	})
+}
+
+// podSpecPolicies validate the driver's pod spec of every carrier with capability cap whose
+// adapter says where it is, with valid (given its CEL path).
+func podSpecPolicies(cap app.Capability, valid func(spec string) string) []AdmissionPolicy {
+	return carrierPolicies(cap, "", func(t app.AdmissionTarget) string {
+		if t.PodSpec == "" {
+			return ""
+		}
+		return valid(t.PodSpec)
+	})
+}
+
+// replicasPolicies validate the field that runs several driver Pods at once (a workload's
+// replicas or parallelism) of every carrier with capability cap that has one, with valid
+// (given its CEL path).
+func replicasPolicies(cap app.Capability, valid func(field string) string) []AdmissionPolicy {
+	return carrierPolicies(cap, "", func(t app.AdmissionTarget) string {
+		if t.Replicas == "" {
+			return ""
+		}
+		return valid(t.Replicas)
+	})
 }

@@ -3,7 +3,6 @@ package validate
 import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
-	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/yamlx"
 )
 
@@ -29,22 +28,10 @@ spec:
   - name: spark-kubernetes-driver   # no ports declared
 `,
 	Check: checkSUI011,
-	// Driver Pods (labelled spark-role=driver) and driver workloads' pod templates, as the
-	// model reads them (App.Containers: the pod spec's containers).
-	Admission: []AdmissionPolicy{
-		{Name: "pod", Group: "", Versions: []string{"v1"}, Resources: []string{"pods"},
-			ObjectLabels: map[string]string{names.LabelSparkRole: names.RoleDriver},
-			Validations:  []string{celNoHostNetworkPorts("object.spec")}},
-		{Name: "workload", Group: "apps", Versions: []string{"v1"}, Resources: admitWorkloads,
-			Conditions:  []AdmissionCondition{{"driver-template", celTemplateIsDriver}},
-			Validations: []string{celNoHostNetworkPorts("object.spec.template.spec")}},
-		{Name: "job", Group: "batch", Versions: []string{"v1"}, Resources: []string{"jobs"},
-			Conditions:  []AdmissionCondition{{"driver-template", celTemplateIsDriver}},
-			Validations: []string{celNoHostNetworkPorts("object.spec.template.spec")}},
-		{Name: "cronjob", Group: "batch", Versions: []string{"v1"}, Resources: []string{"cronjobs"},
-			Conditions:  []AdmissionCondition{{"driver-template", celCronJobTemplateIsDriver}},
-			Validations: []string{celNoHostNetworkPorts("object.spec.jobTemplate.spec.template.spec")}},
-	},
+	// The pod spec of every carrier whose adapter gives admission its path (driver Pods and
+	// driver workloads' pod templates), as the model reads it (App.Containers: the pod spec's
+	// containers).
+	Admission: podSpecPolicies(0, celNoHostNetworkPorts),
 }
 
 // checkSUI011: under hostNetwork every declared containerPort becomes a hostPort, and two

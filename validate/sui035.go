@@ -23,17 +23,7 @@ spec:
 	Check: checkSUI035,
 	// The API server defaults replicas and parallelism to 1; scaling through the scale
 	// subresource (kubectl scale, an autoscaler) is not matched.
-	Admission: []AdmissionPolicy{
-		{Name: "workload", Group: "apps", Versions: []string{"v1"}, Resources: admitWorkloads,
-			Conditions:  []AdmissionCondition{{"driver-template", celTemplateIsDriver}},
-			Validations: []string{`!has(object.spec.replicas) || object.spec.replicas <= 1`}},
-		{Name: "job", Group: "batch", Versions: []string{"v1"}, Resources: []string{"jobs"},
-			Conditions:  []AdmissionCondition{{"driver-template", celTemplateIsDriver}},
-			Validations: []string{`!has(object.spec.parallelism) || object.spec.parallelism <= 1`}},
-		{Name: "cronjob", Group: "batch", Versions: []string{"v1"}, Resources: []string{"cronjobs"},
-			Conditions:  []AdmissionCondition{{"driver-template", celCronJobTemplateIsDriver}},
-			Validations: []string{`!has(object.spec.jobTemplate.spec.parallelism) || object.spec.jobTemplate.spec.parallelism <= 1`}},
-	},
+	Admission: replicasPolicies(0, func(f string) string { return "!has(" + f + ") || " + f + " <= 1" }),
 }
 
 func checkSUI035(ctx *Context) []Finding {

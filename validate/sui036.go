@@ -1,7 +1,11 @@
 package validate
 
 import (
+	"strings"
+
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+	"github.com/sparkui/sparkui/internal/app"
 )
 
 // SUI036: two drivers of one carrier can overlap.
@@ -24,16 +28,27 @@ spec:
 	// A warning: the policies' bindings warn (validationActions Warn). The API server has
 	// defaulted strategy.type and a CronJob's concurrencyPolicy by the time they run; the
 	// kubeflow CRD has no default, and an unset policy is not Allow there.
-	Admission: []AdmissionPolicy{
-		{Name: "deployment", Group: "apps", Versions: []string{"v1"}, Resources: []string{"deployments"},
-			Conditions:  []AdmissionCondition{{"driver-template", celTemplateIsDriver}},
-			Validations: []string{`has(object.spec.strategy) && has(object.spec.strategy.type) && object.spec.strategy.type != 'RollingUpdate'`}},
-		{Name: "cronjob", Group: "batch", Versions: []string{"v1"}, Resources: []string{"cronjobs"},
-			Conditions:  []AdmissionCondition{{"driver-template", celCronJobTemplateIsDriver}},
-			Validations: []string{`has(object.spec.concurrencyPolicy) && object.spec.concurrencyPolicy != 'Allow'`}},
-		{Name: "kubeflow-scheduled", Group: kubeflowGroup, Versions: []string{"v1beta2"}, Resources: []string{"scheduledsparkapplications"},
-			Validations: []string{`!has(object.spec.concurrencyPolicy) || object.spec.concurrencyPolicy != 'Allow'`}},
-	},
+	Admission: carrierPolicies(0, "", func(t app.AdmissionTarget) string { return celNoOverlap(t.Overlap) }),
+}
+
+// celNoOverlap: the overlap field o (nil: none, "") does not let runs overlap. The API
+// server has set a defaulted field by the time the policy runs, so an unset one is taken as
+// overlapping; any other means no overlap when unset. The steps below object.spec are tested
+// one by one: CEL refuses a field of an absent one.
+func celNoOverlap(o *app.AdmissionOverlap) string {
+	if o == nil {
+		return ""
+	}
+	var has, hasNot []string
+	for i, steps := 3, strings.Split(o.Field, "."); i <= len(steps); i++ {
+		has = append(has, "has("+strings.Join(steps[:i], ".")+")")
+		hasNot = append(hasNot, "!"+has[len(has)-1])
+	}
+	differs := o.Field + " != '" + o.Overlaps + "'"
+	if o.Defaulted {
+		return strings.Join(append(has, differs), " && ")
+	}
+	return strings.Join(append(hasNot, differs), " || ")
 }
 
 func checkSUI036(ctx *Context) []Finding {

@@ -26,10 +26,14 @@ spec:
   deploymentMode: ClusterMode
 `,
 	Check: checkSUI037,
-	Admission: []AdmissionPolicy{
-		{Name: "apache", Group: "spark.apache.org", Versions: []string{"v1", "v1beta1"}, Resources: []string{"sparkapplications"},
-			Validations: []string{`!has(object.spec) || !has(object.spec.deploymentMode) || object.spec.deploymentMode != 'ClientMode'`}},
-	},
+	// The resources whose operator refuses client mode (the adapter's note), by the value of
+	// their deploy mode field.
+	Admission: carrierPolicies(0, "SUI037", func(t app.AdmissionTarget) string {
+		if t.DeployMode == "" || t.ClientMode == "" {
+			return ""
+		}
+		return t.Guard + "!has(" + t.DeployMode + ") || " + t.DeployMode + " != '" + t.ClientMode + "'"
+	}),
 }
 
 func checkSUI037(ctx *Context) []Finding {

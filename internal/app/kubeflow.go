@@ -32,7 +32,7 @@ var (
 		base: []string{"spec"}, podSpec: []string{"driver", "template", "spec"}, caps: kubeflowCaps,
 		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saField: []string{"driver", "serviceAccount"},
 		operatorServices: kubeflowUIService, operatorUI: kubeflowOperatorUI, webhookSlot: (*Carrier).webhookSlot, schemaNeed: kubeflowSchemaNeed,
-		fields: kubeflowFields, notes: kubeflowNotes, admission: &AdmissionScope{Name: "kubeflow", Spec: "object.spec"},
+		fields: kubeflowFields, notes: kubeflowNotes, admission: &Admission{Name: "kubeflow", Spec: "object.spec"},
 		detect: kubeflow}
 	// A ScheduledSparkApplication's spec.template is the SparkApplicationSpec every run is
 	// created from (scheduledsparkapplication/controller.go createSparkApplication copies it
@@ -41,7 +41,9 @@ var (
 		base: []string{"spec", "template"}, podSpec: []string{"driver", "template", "spec"}, caps: kubeflowCaps,
 		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saField: []string{"driver", "serviceAccount"},
 		operatorUI: kubeflowOperatorUI, webhookSlot: (*Carrier).webhookSlot, schemaNeed: kubeflowSchemaNeed,
-		fields: kubeflowFields, notes: kubeflowNotes, admission: &AdmissionScope{Name: "kubeflow-scheduled", Spec: "object.spec.template", Guard: "!has(object.spec.template) || "},
+		fields: kubeflowFields, notes: kubeflowNotes, admission: &Admission{Name: "kubeflow-scheduled", Spec: "object.spec.template", Guard: "!has(object.spec.template) || ",
+			// The CRD has no default, and an unset policy is not Allow (detectKubeflow).
+			Overlap: &AdmissionOverlap{Field: "object.spec.concurrencyPolicy", Overlaps: "Allow"}},
 		detect: kubeflow}
 
 	kubeflowCaps = CapOperatorContainer | CapSparkSubmitsFromConf | CapCustomResource

@@ -11,7 +11,8 @@ const KindPod CarrierKind = "Pod"
 // podAdapter: a v1 Pod labelled spark-role=driver, as spark-submit creates it.
 var podAdapter = &Adapter{kind: KindPod, versions: []string{"v1"}, objectKind: "Pod", resource: "pods",
 	podSpec: []string{"spec"}, caps: CapSubmitOutput,
-	detect: func(c *Carrier, _ CarrierOptions) (bool, error) { return c.detectPod() }}
+	admission: &Admission{Name: "pod", Labels: map[string]string{names.LabelSparkRole: names.RoleDriver}, PodSpec: "object.spec"},
+	detect:    func(c *Carrier, _ CarrierOptions) (bool, error) { return c.detectPod() }}
 
 // detectPod recognises a spark-submit driver Pod: a v1 Pod labelled spark-role=driver. Its
 // conf lives in the ConfigMap mounted as the driver's conf volume and its prefix follows the

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"maps"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -103,9 +104,13 @@ type Adapter struct {
 	// which the operator's mutating webhook copies into the driver Pod); nil: the carrier has
 	// none, every slot is in its pod template.
 	webhookSlot func(c *Carrier, s Slot, create bool) (*yaml.Node, string, error)
-	// admission is how a ValidatingAdmissionPolicy reaches the resource's sparkConf, nil when
-	// no policy checks it.
-	admission *AdmissionScope
+	// replicas is the field that runs several driver Pods at once (a workload's replicas or
+	// parallelism, 1 when unset), nil when the carrier has none: detect reads it, and it is
+	// what SUI035's policy bounds.
+	replicas []string
+	// admission is what a ValidatingAdmissionPolicy knows of the resource, nil when no policy
+	// looks at it.
+	admission *Admission
 	// notes are what the operator does that some rules tell the user, by the rule's id.
 	notes map[string]string
 	// fields are the operator's own fields some rules read, by name (Field…), under base.
@@ -156,32 +161,73 @@ type SchemaNeed struct {
 	Field, Min, Effect string
 }
 
-// AdmissionScope is how an admission policy's CEL reaches a custom resource's SparkApplication
-// spec: Name tells the policies of one rule apart, Spec is the CEL path of the part that holds
-// sparkConf, Guard (a CEL condition, "" for none) is true when that part is absent.
-type AdmissionScope struct {
-	Name, Spec, Guard string
+// Admission is what the admission policies (validate's, `sparkui-fn policy`) know of an
+// adapter's resource: CEL paths into the object an admission request carries, and how to tell
+// one that carries a driver. A path left "" is a policy the carrier does not get.
+type Admission struct {
+	// Name tells one rule's policies apart (sparkui-<rule id>-<Name>). Family, when set, names
+	// the one policy shared with the other adapters of the same API group and family whose
+	// policy would be the same (a policy has one resourceRule: Deployment and StatefulSet).
+	Name, Family string
+	// Labels (the objectSelector's matchLabels) and Driver (a matchCondition, CEL) say that the
+	// object carries a driver where its kind does not: a Pod by its labels, a workload by its
+	// pod template's (detectWorkload), which labels cannot select.
+	Labels map[string]string
+	Driver string
+	// Spec is the CEL path of the part that holds sparkConf (the SparkApplicationSpec), and
+	// Guard a CEL condition followed by " || ", true when that part is absent ("" when it is
+	// required).
+	Spec, Guard string
+	// PodSpec is the CEL path of the driver's pod spec.
+	PodSpec string
+	// ClientMode is the value of the deploy mode field (FieldDeployMode) that asks for client
+	// mode, where a note (SUI037) says the operator refuses it.
+	ClientMode string
+	// Overlap is the field that lets two runs' drivers overlap (SUI036).
+	Overlap *AdmissionOverlap
 }
 
-// AdmissionTarget is one adapter's resource rule and CEL scope, for the rules whose policies
-// check the sparkConf of every operator resource that has the capability.
+// AdmissionOverlap is a field (a CEL path) whose value Overlaps lets a new driver start while
+// the last one still runs. Defaulted: the API server sets an unset one to Overlaps before
+// admission, so a policy takes unset as Overlaps; otherwise unset means no overlap.
+type AdmissionOverlap struct {
+	Field, Overlaps string
+	Defaulted       bool
+}
+
+// AdmissionTarget is one adapter's resource rule and what its policies know of it: Admission
+// as the adapter declares it, Replicas and DeployMode (CEL paths, "" when none) from its
+// fields.
 type AdmissionTarget struct {
 	Group, Resource string
 	Versions        []string
-	Scope           AdmissionScope
+	Admission
+	Replicas, DeployMode string
 }
 
-// AdmissionTargets are the adapters with an admission scope and capability cap (any when 0)
-// and, when note is not "", a note for that rule id, in registry order.
+// AdmissionTargets are the adapters that declare an admission, have capability cap (any when
+// 0) and, when note is not "", a note for that rule id, in registry order.
 func AdmissionTargets(cap Capability, note string) []AdmissionTarget {
 	var out []AdmissionTarget
 	for _, a := range Adapters {
-		if a.admission != nil && a.caps&cap == cap && (note == "" || a.notes[note] != "") {
-			out = append(out, AdmissionTarget{Group: a.group, Resource: a.resource, Versions: append([]string(nil), a.versions...), Scope: *a.admission})
+		if a.admission == nil || a.caps&cap != cap || (note != "" && a.notes[note] == "") {
+			continue
 		}
+		t := AdmissionTarget{Group: a.group, Resource: a.resource, Versions: append([]string(nil), a.versions...), Admission: *a.admission}
+		t.Labels = maps.Clone(t.Labels)
+		if a.replicas != nil {
+			t.Replicas = celPath(a.replicas)
+		}
+		if f := a.fields[FieldDeployMode]; f != nil {
+			t.DeployMode = celPath(cat(a.base, f...))
+		}
+		out = append(out, t)
 	}
 	return out
 }
+
+// celPath is the CEL path of the object's field at path.
+func celPath(path []string) string { return "object." + strings.Join(path, ".") }
 
 // carrierKinds indexes Adapters by apiVersion and kind.
 var carrierKinds = func() map[[2]string]*Adapter {

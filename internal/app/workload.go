@@ -22,19 +22,46 @@ const KindWorkload CarrierKind = "workload"
 // The workload adapters: Kubernetes' own controllers label each run's Pods (runLabel).
 var (
 	deploymentAdapter = &Adapter{kind: KindWorkload, group: "apps", versions: []string{"v1"}, objectKind: "Deployment", resource: "deployments",
-		base: []string{"spec", "template"}, podSpec: []string{"spec"}, caps: CapConfAppID,
-		runLabel: "pod-template-hash", runEnv: sidecar.EnvRunLabel, detect: workload}
+		base: []string{"spec", "template"}, podSpec: []string{"spec"}, caps: CapConfAppID, replicas: []string{"spec", "replicas"},
+		runLabel: "pod-template-hash", runEnv: sidecar.EnvRunLabel, detect: workload,
+		// The API server defaults strategy.type to RollingUpdate before admission.
+		admission: &Admission{Name: "deployment", Family: "workload", Driver: templateIsDriver, PodSpec: "object.spec.template.spec",
+			Overlap: &AdmissionOverlap{Field: "object.spec.strategy.type", Overlaps: "RollingUpdate", Defaulted: true}}}
 	statefulSetAdapter = &Adapter{kind: KindWorkload, group: "apps", versions: []string{"v1"}, objectKind: "StatefulSet", resource: "statefulsets",
-		base: []string{"spec", "template"}, podSpec: []string{"spec"}, caps: CapConfAppID,
-		runLabel: "statefulset.kubernetes.io/pod-name", runEnv: sidecar.EnvRunLabel, detect: workload}
+		base: []string{"spec", "template"}, podSpec: []string{"spec"}, caps: CapConfAppID, replicas: []string{"spec", "replicas"},
+		runLabel: "statefulset.kubernetes.io/pod-name", runEnv: sidecar.EnvRunLabel, detect: workload,
+		admission: &Admission{Name: "statefulset", Family: "workload", Driver: templateIsDriver, PodSpec: "object.spec.template.spec"}}
 	jobAdapter = &Adapter{kind: KindWorkload, group: "batch", versions: []string{"v1"}, objectKind: "Job", resource: "jobs",
-		base: []string{"spec", "template"}, podSpec: []string{"spec"}, caps: CapConfAppID,
-		runLabel: "batch.kubernetes.io/controller-uid", runEnv: sidecar.EnvRunLabel, detect: workload}
+		base: []string{"spec", "template"}, podSpec: []string{"spec"}, caps: CapConfAppID, replicas: []string{"spec", "parallelism"},
+		runLabel: "batch.kubernetes.io/controller-uid", runEnv: sidecar.EnvRunLabel, detect: workload,
+		admission: &Admission{Name: "job", Driver: templateIsDriver, PodSpec: "object.spec.template.spec"}}
 	cronJobAdapter = &Adapter{kind: KindWorkload, group: "batch", versions: []string{"v1"}, objectKind: "CronJob", resource: "cronjobs",
 		base: []string{"spec", "jobTemplate", "spec", "template"}, podSpec: []string{"spec"}, caps: CapConfAppID,
-		runLabel: "batch.kubernetes.io/controller-uid", runEnv: sidecar.EnvRunLabel, detect: workload}
+		replicas: []string{"spec", "jobTemplate", "spec", "parallelism"},
+		runLabel: "batch.kubernetes.io/controller-uid", runEnv: sidecar.EnvRunLabel, detect: workload,
+		// The API server defaults concurrencyPolicy to Allow before admission.
+		admission: &Admission{Name: "cronjob", Driver: cronJobTemplateIsDriver, PodSpec: "object.spec.jobTemplate.spec.template.spec",
+			Overlap: &AdmissionOverlap{Field: "object.spec.concurrencyPolicy", Overlaps: "Allow", Defaulted: true}}}
 	workload = func(c *Carrier, opts CarrierOptions) (bool, error) { return c.detectWorkload(opts) }
+
+	// templateIsDriver and cronJobTemplateIsDriver: the pod template is labelled
+	// spark-role=driver, the mark of a driver workload (detectWorkload). A CronJob's
+	// jobTemplate.spec is optional in its schema, as a template's metadata and labels are.
+	templateIsDriver        = celTemplateIsDriver("object.spec.template")
+	cronJobTemplateIsDriver = celTemplateIsDriver("object.spec.jobTemplate.spec.template", "object.spec.jobTemplate.spec")
 )
+
+// celTemplateIsDriver: the pod template at template (a CEL path) is labelled as a driver's;
+// optional are the paths above it the schema does not require, which CEL must test first.
+func celTemplateIsDriver(template string, optional ...string) string {
+	labels := template + ".metadata.labels"
+	var has []string
+	for _, p := range append(append([]string(nil), optional...), template+".metadata", labels) {
+		has = append(has, "has("+p+")")
+	}
+	return strings.Join(has, " && ") + " && '" + names.LabelSparkRole + "' in " + labels + " && " +
+		labels + "['" + names.LabelSparkRole + "'] == '" + names.RoleDriver + "'"
+}
 
 // overlapAllow is why a concurrencyPolicy Allow lets two drivers share one UI Service (SUI036).
 const overlapAllow = ": the next run can start while the last still runs, and both share the UI Service; use Forbid or Replace"
@@ -50,35 +77,26 @@ func (c *Carrier) detectWorkload(opts CarrierOptions) (bool, error) {
 		return false, err
 	}
 
+	if r := c.profile.replicas; r != nil {
+		c.ReplicasPath = strings.Join(r, ".")
+		if c.Replicas, err = c.readInt(1, r...); err != nil {
+			return false, err
+		}
+	}
 	switch c.ObjectKind {
-	case "Deployment", "StatefulSet":
-		c.ReplicasPath = "spec.replicas"
-		if c.Replicas, err = c.readInt(1, "spec", "replicas"); err != nil {
+	case "Deployment":
+		// RollingUpdate (the default) starts the new driver before the old one stops.
+		if c.Strategy, err = c.readScalar("spec", "strategy", "type"); err != nil {
 			return false, err
 		}
-		if c.ObjectKind == "Deployment" {
-			// RollingUpdate (the default) starts the new driver before the old one stops.
-			if c.Strategy, err = c.readScalar("spec", "strategy", "type"); err != nil {
-				return false, err
-			}
-			if c.Strategy == "" {
-				c.Strategy = "RollingUpdate"
-			}
-			if c.Strategy == "RollingUpdate" {
-				c.Overlap = &CarrierNote{Field: "spec.strategy.type",
-					Msg: "the Deployment updates with RollingUpdate (also the default when unset): the new driver starts before the old one stops and both share the UI Service; use strategy.type: Recreate"}
-			}
+		if c.Strategy == "" {
+			c.Strategy = "RollingUpdate"
 		}
-	case "Job":
-		c.ReplicasPath = "spec.parallelism"
-		if c.Replicas, err = c.readInt(1, "spec", "parallelism"); err != nil {
-			return false, err
+		if c.Strategy == "RollingUpdate" {
+			c.Overlap = &CarrierNote{Field: "spec.strategy.type",
+				Msg: "the Deployment updates with RollingUpdate (also the default when unset): the new driver starts before the old one stops and both share the UI Service; use strategy.type: Recreate"}
 		}
 	case "CronJob":
-		c.ReplicasPath = "spec.jobTemplate.spec.parallelism"
-		if c.Replicas, err = c.readInt(1, "spec", "jobTemplate", "spec", "parallelism"); err != nil {
-			return false, err
-		}
 		if c.ConcurrencyPolicy, err = c.readScalar("spec", "concurrencyPolicy"); err != nil {
 			return false, err
 		}
