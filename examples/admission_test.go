@@ -180,9 +180,89 @@ spec:
           containers: [{name: driver, image: spark:3.5.5}]
 `,
 	"sparkui-sui036-kubeflow-scheduled": kubeflowScheduled(`concurrencyPolicy: Allow`, ``),
+	// kubeflow's own driver.hostNetwork puts the driver on the host network as the
+	// template's does (its webhook applies it).
+	"sparkui-sui011-kubeflow": kubeflowAppWith("SparkApplication", `, hostNetwork: true,
+    template: {spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: driver-rpc-port, containerPort: 7078}]}]}}`, ``),
+	"sparkui-sui011-kubeflow-scheduled": kubeflowScheduledWith(`concurrencyPolicy: Forbid`, `,
+      template: {spec: {hostNetwork: true, containers: [{name: spark-kubernetes-driver, ports: [{name: spark-ui, containerPort: 4040}]}]}}`, ``),
+	"sparkui-sui011-apache": apacheApp("v1", `
+  driverSpec:
+    podTemplateSpec:
+      spec:
+        hostNetwork: true
+        containers: [{name: spark-kubernetes-driver, ports: [{name: spark-ui, containerPort: 4040}]}]`),
+	"sparkui-sui011-sparkconnect": sparkConnect(`
+      spec:
+        hostNetwork: true
+        containers: [{name: spark-kubernetes-driver, image: spark:4.0.1, ports: [{name: spark-connect, containerPort: 15002}]}]`),
+	"sparkui-sui011-stackable": stackableApp(``, `
+  driver:
+    podOverrides:
+      spec:
+        hostNetwork: true
+        containers: [{name: spark, ports: [{name: spark-ui, containerPort: 4040}]}]`),
+	"sparkui-sui031-stackable": stackableApp(`spark.ui.port: "-0"`, ``),
+	"sparkui-sui034-stackable": stackableApp(`spark.kubernetes.driver.podTemplateFile: /opt/spark/conf/driver.yaml`, ``),
 }
 
-func kubeflowApp(kind, extra string) string {
+// admittedCases are manifests the policy named by the key admits, and no other sparkui
+// policy answers, nor does the function report the policy's rule for them: the near misses
+// of its bad manifest, and the objects that leave out the optional fields its expressions
+// read (which must be guarded: an expression that fails refuses, failurePolicy Fail).
+var admittedCases = map[string][]string{
+	"sparkui-sui011-kubeflow": {
+		// No template: nothing the function reads as the driver's containers (driver.ports
+		// is the webhook's, which the rule does not look at).
+		kubeflowAppWith("SparkApplication", `, hostNetwork: true, ports: [{name: extra, containerPort: 9090, protocol: TCP}]`, ``),
+		kubeflowAppWith("SparkApplication", `, hostNetwork: true, template: {metadata: {labels: {team: data}}}`, ``),
+		kubeflowAppWith("SparkApplication", `, hostNetwork: false,
+    template: {spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: driver-rpc-port, containerPort: 7078}]}]}}`, ``),
+		kubeflowAppWith("SparkApplication", `, template: {spec: {hostNetwork: true, containers: [{name: spark-kubernetes-driver}]}}`, ``),
+	},
+	"sparkui-sui011-kubeflow-scheduled": {
+		kubeflowScheduled(`concurrencyPolicy: Forbid`, ``),
+		kubeflowScheduledWith(`concurrencyPolicy: Forbid`, `, hostNetwork: true, template: {spec: {nodeSelector: {pool: spark}}}`, ``),
+	},
+	"sparkui-sui011-apache": {
+		apacheApp("v1beta1", ``),
+		`apiVersion: spark.apache.org/v1
+kind: SparkApplication
+metadata: {name: empty, namespace: analytics}
+`,
+		apacheApp("v1", `
+  driverSpec: {podTemplateSpec: {metadata: {labels: {team: data}}}}`),
+		apacheApp("v1", `
+  driverSpec: {podTemplateSpec: {spec: {hostNetwork: true}}}`),
+	},
+	"sparkui-sui011-sparkconnect": {
+		sparkConnect(`
+      metadata: {labels: {team: data}}`),
+		sparkConnect(`
+      spec:
+        containers: [{name: spark-kubernetes-driver, image: spark:4.0.1, ports: [{name: spark-connect, containerPort: 15002}]}]`),
+	},
+	"sparkui-sui011-stackable": {
+		stackableApp(``, ``),
+		stackableApp(``, `
+  driver: null`),
+		stackableApp(``, `
+  driver: {podOverrides: {metadata: {labels: {team: data}}}}`),
+		stackableApp(``, `
+  driver:
+    podOverrides:
+      spec:
+        hostNetwork: true
+        containers: [{name: spark, env: [{name: TZ, value: UTC}]}]`),
+	},
+	"sparkui-sui031-stackable": {stackableApp(`spark.ui.port: "4050"`, ``)},
+	"sparkui-sui034-stackable": {stackableApp(`spark.executor.memory: 1g`, ``)},
+}
+
+func kubeflowApp(kind, extra string) string { return kubeflowAppWith(kind, "", extra) }
+
+// kubeflowAppWith: driver continues the driver's flow mapping.
+func kubeflowAppWith(kind, driver, extra string) string {
 	return `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: ` + kind + `
 metadata: {name: pi, namespace: analytics}
@@ -193,11 +273,13 @@ spec:
   mainClass: org.apache.spark.examples.SparkPi
   mainApplicationFile: local:///opt/spark/examples/jars/spark-examples.jar
   sparkVersion: 3.5.5
-  driver: {cores: 1, memory: 512m, serviceAccount: pi-driver}
+  driver: {cores: 1, memory: 512m, serviceAccount: pi-driver` + driver + `}
   executor: {cores: 1, instances: 1, memory: 512m}` + extra + "\n"
 }
 
-func kubeflowScheduled(policy, conf string) string {
+func kubeflowScheduled(policy, conf string) string { return kubeflowScheduledWith(policy, "", conf) }
+
+func kubeflowScheduledWith(policy, driver, conf string) string {
 	return `apiVersion: sparkoperator.k8s.io/v1beta2
 kind: ScheduledSparkApplication
 metadata: {name: pi-nightly, namespace: analytics}
@@ -211,8 +293,35 @@ spec:
     mainClass: org.apache.spark.examples.SparkPi
     mainApplicationFile: local:///opt/spark/examples/jars/spark-examples.jar
     sparkVersion: 3.5.5
-    driver: {cores: 1, memory: 512m}
+    driver: {cores: 1, memory: 512m` + driver + `}
     executor: {cores: 1, instances: 1, memory: 512m}` + conf + "\n"
+}
+
+// sparkConnect: template is the server's pod template, under spec.server.template.
+func sparkConnect(template string) string {
+	return `apiVersion: sparkoperator.k8s.io/v1alpha1
+kind: SparkConnect
+metadata: {name: spark-connect, namespace: analytics}
+spec:
+  sparkVersion: 4.0.1
+  server:
+    template:` + template + `
+  executor: {instances: 1, cores: 1, memory: 512m}
+`
+}
+
+// stackableApp: conf is one sparkConf entry ("" none), extra more of the spec.
+func stackableApp(conf, extra string) string {
+	if conf != "" {
+		conf = "\n  sparkConf: {" + conf + "}"
+	}
+	return `apiVersion: spark.stackable.tech/v1alpha1
+kind: SparkApplication
+metadata: {name: pyspark-pi, namespace: analytics}
+spec:
+  mode: cluster
+  sparkImage: {productVersion: 3.5.6}
+  mainApplicationFile: local:///stackable/spark/examples/src/main/python/pi.py` + conf + extra + "\n"
 }
 
 func apacheApp(version, extra string) string {
@@ -386,6 +495,11 @@ func TestAdmissionPolicies(t *testing.T) {
 			t.Errorf("case %s: no such policy", name)
 			continue
 		}
+		// A UI Service on its own is no application's for the function, which judges it
+		// next to its driver: the fixture sweep below has them together.
+		if u, _ := testcluster.DecodeYAML([]byte(admissionCases[name])); u != nil && u.GetKind() != "Service" && !functionReports(t, admissionCases[name])[r.ID] {
+			t.Errorf("case %s: the function does not report %s for it", name, r.ID)
+		}
 		u, err := testcluster.DecodeYAML([]byte(admissionCases[name]))
 		if err != nil {
 			t.Fatal(err)
@@ -410,6 +524,40 @@ func TestAdmissionPolicies(t *testing.T) {
 			t.Errorf("%s: the answer does not carry the rule id and title: %s", name, text)
 		}
 		t.Logf("%s (%s), %s after the policies were type-checked: %s", name, actions[name], time.Since(installed).Round(time.Millisecond), text)
+	}
+
+	// The near misses and the objects without the fields a policy reads: admitted, with no
+	// sparkui policy answering (an expression that failed would refuse or warn). Every
+	// policy is effective by now: its bad manifest was answered above.
+	names = names[:0]
+	for n := range admittedCases {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		r, ok := rules[name]
+		if !ok {
+			t.Errorf("admitted case %s: no such policy", name)
+			continue
+		}
+		for i, doc := range admittedCases[name] {
+			if functionReports(t, doc)[r.ID] {
+				t.Errorf("admitted case %s[%d]: the function reports %s for it", name, i, r.ID)
+			}
+			u, err := testcluster.DecodeYAML([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := w.create(ctx, u, true)
+			w.mu.Lock()
+			warnings := strings.Join(w.warnings, "\n")
+			w.mu.Unlock()
+			if a.err != nil || len(a.denied) > 0 || len(a.warned) > 0 || strings.Contains(warnings, "sparkui") {
+				t.Errorf("admitted case %s[%d]: err %v, warnings %q", name, i, a.err, warnings)
+				continue
+			}
+			t.Logf("admitted case %s[%d] (%s %s): admitted, no sparkui policy answers", name, i, u.GetKind(), u.GetAPIVersion())
+		}
 	}
 
 	// What a user sees: kubectl's server-side dry run is refused with the rule id.
@@ -492,6 +640,28 @@ func TestAdmissionPolicies(t *testing.T) {
 		t.Errorf("only %d objects admitted", admitted)
 	}
 	t.Logf("fixture sweep: %d objects admitted; policy answers: %v", admitted, fired)
+}
+
+// functionReports are the rules `sparkui-fn validate` reports for the objects of manifest.
+func functionReports(t *testing.T, manifest string) map[string]bool {
+	t.Helper()
+	cmd := exec.Command("bin/sparkui-fn", "validate", "--output", "json", "-")
+	cmd.Dir = root
+	cmd.Stdin = strings.NewReader(manifest)
+	out, _ := cmd.Output() // exit status 1 when it reports an error or a warning
+	var rep struct {
+		Results []struct {
+			Rule string `json:"rule"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("sparkui-fn validate: %v\n%s", err, out)
+	}
+	got := map[string]bool{}
+	for _, r := range rep.Results {
+		got[r.Rule] = true
+	}
+	return got
 }
 
 // matches: policy name of rule r would look at obj (its resource, and the rule's scope).

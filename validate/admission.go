@@ -109,13 +109,15 @@ func sparkConfPolicies(cap app.Capability, note string, valid func(spec string) 
 }
 
 // podSpecPolicies validate the driver's pod spec of every carrier with capability cap whose
-// adapter says where it is, with valid (given its CEL path).
-func podSpecPolicies(cap app.Capability, valid func(spec string) string) []AdmissionPolicy {
+// adapter says where it is, with valid (given its CEL path, and the CEL path of the carrier's
+// own field that puts the driver on the host network, "" when none). The adapter's guard
+// admits an object without the pod spec, whose driver has nothing the rule checks.
+func podSpecPolicies(cap app.Capability, valid func(spec, hostNetwork string) string) []AdmissionPolicy {
 	return carrierPolicies(cap, "", func(t app.AdmissionTarget) string {
 		if t.PodSpec == "" {
 			return ""
 		}
-		return valid(t.PodSpec)
+		return t.PodGuard + valid(t.PodSpec, t.HostNetwork)
 	})
 }
 

@@ -28,9 +28,12 @@ spec:
   - name: spark-kubernetes-driver   # no ports declared
 `,
 	Check: checkSUI011,
-	// The pod spec of every carrier whose adapter gives admission its path (driver Pods and
-	// driver workloads' pod templates), as the model reads it (App.Containers: the pod spec's
-	// containers).
+	// The pod spec of every carrier whose adapter gives admission its path (driver Pods,
+	// driver workloads' pod templates, the operators' driver templates), as the model reads
+	// it: App.Containers, the pod spec's containers, and HostNetwork, the pod spec's or the
+	// carrier's own field (kubeflow's driver.hostNetwork). On kubeflow's webhook injection
+	// (a function setting) App.Containers is none and the function reports nothing; a policy
+	// cannot know that setting and judges the template, which the operator uses on either.
 	Admission: podSpecPolicies(0, celNoHostNetworkPorts),
 }
 
@@ -53,8 +56,13 @@ func checkSUI011(ctx *Context) []Finding {
 	return out
 }
 
-// celNoHostNetworkPorts: the pod spec at spec (a CEL path) is not on the host network, or its
-// containers declare no port.
-func celNoHostNetworkPorts(spec string) string {
-	return "!has(" + spec + ".hostNetwork) || !" + spec + ".hostNetwork || " + spec + ".containers.all(c, !has(c.ports) || size(c.ports) == 0)"
+// celNoHostNetworkPorts: neither the pod spec at spec (a CEL path) nor the carrier's field
+// hostNetwork (a CEL path, "" when none) puts the driver on the host network, or the pod
+// spec's containers declare no port. An operator's template may leave containers out.
+func celNoHostNetworkPorts(spec, hostNetwork string) string {
+	off := "!has(" + spec + ".hostNetwork) || !" + spec + ".hostNetwork"
+	if hostNetwork != "" {
+		off = "(" + off + ") && (!has(" + hostNetwork + ") || !" + hostNetwork + ")"
+	}
+	return off + " || !has(" + spec + ".containers) || " + spec + ".containers.all(c, !has(c.ports) || size(c.ports) == 0)"
 }

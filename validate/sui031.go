@@ -13,7 +13,7 @@ var SUI031 = Rule{
 	Severity: framework.Error,
 	Title:    "spark.ui.port=0 in a Spark operator resource",
 	Name:     "OperatorRandomUIPort",
-	Catches:  "A kubeflow SparkApplication/ScheduledSparkApplication or an Apache SparkApplication whose spec.sparkConf sets spark.ui.port to 0.",
+	Catches:  "A kubeflow SparkApplication/ScheduledSparkApplication, an Apache SparkApplication or a Stackable SparkApplication whose spec.sparkConf sets spark.ui.port to 0.",
 	Why:      "The operator has Spark build the driver Pod from the resource, and Spark declares the UI's containerPort from spark.ui.port (BasicDriverFeatureStep): containerPort 0, which the API server rejects, so the driver is never created. sparkui cannot fix that Pod: it does not exist in the manifests. The kubeflow operator's own UI Service would target port 0 too.",
 	Fix:      "Use a fixed port (e.g. 4040). Under hostNetwork, where two drivers on one node would collide, Spark moves to port+1 … port+spark.port.maxRetries, and the runtime follows it there: a fixed port is enough.",
 	Failing: `apiVersion: sparkoperator.k8s.io/v1beta2

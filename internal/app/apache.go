@@ -35,8 +35,9 @@ var apacheAdapter = &Adapter{kind: KindApache, group: "spark.apache.org", versio
 		// AppValidateStep.java fails ClientMode ("Client mode is not supported yet.").
 		"SUI037": "deploymentMode ClientMode: the Apache operator fails the application (\"Client mode is not supported yet.\") and no driver runs; use ClusterMode",
 	},
-	admission: &Admission{Name: "apache", Spec: "object.spec", Guard: "!has(object.spec) || ", ClientMode: "ClientMode"},
-	detect:    func(c *Carrier, _ CarrierOptions) (bool, error) { return true, c.detectApache() }}
+	admission: &Admission{Name: "apache", Spec: "object.spec", Guard: "!has(object.spec) || ", ClientMode: "ClientMode",
+		PodSpec: "object.spec.driverSpec.podTemplateSpec.spec", PodRequired: "object"},
+	detect: func(c *Carrier, _ CarrierOptions) (bool, error) { return true, c.detectApache() }}
 
 // detectApache reads a spark.apache.org/v1 or v1beta1 SparkApplication. Both versions have
 // the same driverSpec, sparkConf, mainClass and deploymentMode.

@@ -32,7 +32,8 @@ var (
 		base: []string{"spec"}, podSpec: []string{"driver", "template", "spec"}, caps: kubeflowCaps,
 		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saField: []string{"driver", "serviceAccount"},
 		operatorServices: kubeflowUIService, operatorUI: kubeflowOperatorUI, webhookSlot: (*Carrier).webhookSlot, schemaNeed: kubeflowSchemaNeed,
-		fields: kubeflowFields, notes: kubeflowNotes, admission: &Admission{Name: "kubeflow", Spec: "object.spec"},
+		fields: kubeflowFields, notes: kubeflowNotes, admission: &Admission{Name: "kubeflow", Spec: "object.spec",
+			PodSpec: "object.spec.driver.template.spec", PodRequired: "object.spec.driver", PodOpen: "object.spec.driver.template"},
 		detect: kubeflow}
 	// A ScheduledSparkApplication's spec.template is the SparkApplicationSpec every run is
 	// created from (scheduledsparkapplication/controller.go createSparkApplication copies it
@@ -42,6 +43,7 @@ var (
 		runLabel: names.LabelAppSelector, runEnv: sidecar.EnvAppID, saField: []string{"driver", "serviceAccount"},
 		operatorUI: kubeflowOperatorUI, webhookSlot: (*Carrier).webhookSlot, schemaNeed: kubeflowSchemaNeed,
 		fields: kubeflowFields, notes: kubeflowNotes, admission: &Admission{Name: "kubeflow-scheduled", Spec: "object.spec.template", Guard: "!has(object.spec.template) || ",
+			PodSpec: "object.spec.template.driver.template.spec", PodRequired: "object.spec.template.driver", PodOpen: "object.spec.template.driver.template",
 			// The CRD has no default, and an unset policy is not Allow (detectKubeflow).
 			Overlap: &AdmissionOverlap{Field: "object.spec.concurrencyPolicy", Overlaps: "Allow"}},
 		detect: kubeflow}
@@ -49,8 +51,9 @@ var (
 	kubeflowCaps = CapOperatorContainer | CapSparkSubmitsFromConf | CapCustomResource
 	kubeflow     = func(c *Carrier, opts CarrierOptions) (bool, error) { return true, c.detectKubeflow(opts) }
 	// kubeflowFields: the operator's driverIngressOptions (v2.x) make a Service and an Ingress
-	// per entry, aimed at its servicePort (internal/controller/sparkapplication/web_ui.go).
-	kubeflowFields = map[string][]string{FieldIngressOptions: {"driverIngressOptions"}}
+	// per entry, aimed at its servicePort (internal/controller/sparkapplication/web_ui.go);
+	// its webhook puts the driver on the host network when driver.hostNetwork is true.
+	kubeflowFields = map[string][]string{FieldIngressOptions: {"driverIngressOptions"}, FieldHostNetwork: {"driver", "hostNetwork"}}
 	kubeflowNotes  = map[string]string{
 		"SUI034": " is overridden by the operator's own template file (always since v2.4, and whenever spec.driver.template is set): move its content into spec.driver.template",
 	}
@@ -178,7 +181,7 @@ func (c *Carrier) detectKubeflow(opts CarrierOptions) error {
 	}
 	// driver.hostNetwork is applied by the webhook (sparkpod_defaulter.go addHostNetwork);
 	// the template's by Spark. Either puts the driver on the host network.
-	hostNet, err := c.readBool(cat(c.base, "driver", "hostNetwork")...)
+	hostNet, err := c.readBool(c.FieldPath(FieldHostNetwork)...)
 	if err != nil {
 		return err
 	}

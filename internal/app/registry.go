@@ -151,6 +151,10 @@ const (
 	// driverHttpRouteList).
 	FieldServiceIngressList = "serviceIngressList"
 	FieldHTTPRouteList      = "httpRouteList"
+	// FieldHostNetwork: a boolean of the operator's own that puts the driver on the host
+	// network besides the pod spec's hostNetwork (kubeflow's driver.hostNetwork, which its
+	// webhook applies: sparkpod_defaulter.go addHostNetwork).
+	FieldHostNetwork = "hostNetwork"
 )
 
 // SchemaNeed is a field a carrier's CRD schema must keep for sparkui's additions to reach
@@ -178,8 +182,13 @@ type Admission struct {
 	// Guard a CEL condition followed by " || ", true when that part is absent ("" when it is
 	// required).
 	Spec, Guard string
-	// PodSpec is the CEL path of the driver's pod spec.
-	PodSpec string
+	// PodSpec is the CEL path of the driver's pod spec. PodRequired is the part of it the
+	// schema requires ("" all of it: a Pod's, a workload's): an object without the rest has no
+	// driver pod spec to judge. PodOpen is the part of it that is an open object
+	// (x-kubernetes-preserve-unknown-fields, no properties: an operator's pod template), ""
+	// none: the API server's type checker knows no field under it, so a policy reads those
+	// through dyn() (AdmissionTarget's PodSpec and PodGuard).
+	PodSpec, PodRequired, PodOpen string
 	// ClientMode is the value of the deploy mode field (FieldDeployMode) that asks for client
 	// mode, where a note (SUI037) says the operator refuses it.
 	ClientMode string
@@ -196,13 +205,16 @@ type AdmissionOverlap struct {
 }
 
 // AdmissionTarget is one adapter's resource rule and what its policies know of it: Admission
-// as the adapter declares it, Replicas and DeployMode (CEL paths, "" when none) from its
-// fields.
+// as the adapter declares it, but for PodSpec, the CEL that reads the driver's pod spec, and
+// PodGuard, like Guard a CEL condition followed by " || ", true when the pod spec is absent
+// ("" when the schema requires it); Replicas, DeployMode and HostNetwork (CEL paths, "" when
+// none) from its fields.
 type AdmissionTarget struct {
 	Group, Resource string
 	Versions        []string
 	Admission
-	Replicas, DeployMode string
+	PodGuard                          string
+	Replicas, DeployMode, HostNetwork string
 }
 
 // AdmissionTargets are the adapters that declare an admission, have capability cap (any when
@@ -215,11 +227,15 @@ func AdmissionTargets(cap Capability, note string) []AdmissionTarget {
 		}
 		t := AdmissionTarget{Group: a.group, Resource: a.resource, Versions: append([]string(nil), a.versions...), Admission: *a.admission}
 		t.Labels = maps.Clone(t.Labels)
+		t.PodSpec, t.PodGuard = celPodSpec(a.admission)
 		if a.replicas != nil {
 			t.Replicas = celPath(a.replicas)
 		}
 		if f := a.fields[FieldDeployMode]; f != nil {
 			t.DeployMode = celPath(cat(a.base, f...))
+		}
+		if f := a.fields[FieldHostNetwork]; f != nil {
+			t.HostNetwork = celPath(cat(a.base, f...))
 		}
 		out = append(out, t)
 	}
@@ -228,6 +244,30 @@ func AdmissionTargets(cap Capability, note string) []AdmissionTarget {
 
 // celPath is the CEL path of the object's field at path.
 func celPath(path []string) string { return "object." + strings.Join(path, ".") }
+
+// celPodSpec is the CEL of ad's pod spec and its guard: each step below PodRequired tested
+// on its own (CEL refuses a field of an absent object), and what is under PodOpen read
+// through dyn().
+func celPodSpec(ad *Admission) (spec, guard string) {
+	if ad.PodSpec == "" {
+		return "", ""
+	}
+	read := func(p string) string {
+		if ad.PodOpen != "" && strings.HasPrefix(p, ad.PodOpen+".") {
+			return "dyn(" + ad.PodOpen + ")" + strings.TrimPrefix(p, ad.PodOpen)
+		}
+		return p
+	}
+	if ad.PodRequired != "" {
+		var b strings.Builder
+		steps := strings.Split(ad.PodSpec, ".")
+		for i := strings.Count(ad.PodRequired, ".") + 2; i <= len(steps); i++ {
+			b.WriteString("!has(" + read(strings.Join(steps[:i], ".")) + ") || ")
+		}
+		guard = b.String()
+	}
+	return read(ad.PodSpec), guard
+}
 
 // carrierKinds indexes Adapters by apiVersion and kind.
 var carrierKinds = func() map[[2]string]*Adapter {

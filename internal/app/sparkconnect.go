@@ -25,7 +25,8 @@ var sparkConnectAdapter = &Adapter{kind: KindWorkload, group: kubeflowGroup, ver
 	base: []string{"spec", "server", "template"}, podSpec: []string{"spec"},
 	caps: CapOperatorContainer | CapOperatorLifecycle | CapConfAppID | CapCustomResource,
 	role: connectRole, operatorServices: connectServices, operatorUI: connectOperatorUI,
-	detect: func(c *Carrier, _ CarrierOptions) (bool, error) { return true, c.detectSparkConnect() }}
+	admission: &Admission{Name: "sparkconnect", PodSpec: "object.spec.server.template.spec", PodRequired: "object.spec.server", PodOpen: "object.spec.server.template"},
+	detect:    func(c *Carrier, _ CarrierOptions) (bool, error) { return true, c.detectSparkConnect() }}
 
 // connectOperatorUI: the server Service's port web-ui targets 4040 whatever the UI bound
 // (reconciler.go createOrUpdateServerService).

@@ -38,6 +38,8 @@ var stackableAdapter = &Adapter{kind: KindStackable, group: "spark.stackable.tec
 	notes: map[string]string{
 		"SUI034": " comes after the operator's own spark.kubernetes.driver.podTemplateFile on the spark-submit command line and replaces the template it builds from spec.driver.podOverrides, where sparkui puts the runtime: drop the key and move the file's content into spec.driver.podOverrides",
 	},
+	admission: &Admission{Name: "stackable", Spec: "object.spec",
+		PodSpec: "object.spec.driver.podOverrides.spec", PodRequired: "object.spec", PodOpen: "object.spec.driver.podOverrides"},
 	detect: func(c *Carrier, _ CarrierOptions) (bool, error) { return true, c.detectStackable() }}
 
 // detectStackable reads the application: spec.sparkConf, spec.mode (cluster|client, required

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -85,6 +87,68 @@ func TestYAML(t *testing.T) {
 		action, _ := b.GetString("spec.validationActions[0]")
 		if action != Action(r.Severity) {
 			t.Errorf("%s: action %q for a %s rule", b.GetName(), action, r.Severity)
+		}
+	}
+}
+
+// TestAdmissionDocCoverage: docs/admission.md's table of the policies per carrier names only
+// policies that exist, and every policy of the rules it has a column for.
+func TestAdmissionDocCoverage(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/admission.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(doc), "\n")
+	var ids []string
+	cells := map[string]int{} // policy name → times named
+	rows := 0
+	for i, line := range lines {
+		if !strings.HasPrefix(line, "| carrier |") {
+			continue
+		}
+		for _, c := range strings.Split(strings.Trim(line, "|"), "|")[1:] {
+			ids = append(ids, strings.TrimSpace(c))
+		}
+		for _, row := range lines[i+2:] { // after the header's separator
+			cols := strings.Split(strings.Trim(row, "|"), "|")
+			if !strings.HasPrefix(row, "| ") || len(cols) != len(ids)+1 {
+				break
+			}
+			rows++
+			for j, c := range cols[1:] {
+				for _, m := range regexp.MustCompile("`([a-z0-9-]+)`").FindAllStringSubmatch(c, -1) {
+					cells["sparkui-"+strings.ToLower(ids[j])+"-"+m[1]]++
+				}
+			}
+		}
+		break
+	}
+	if rows < 10 {
+		t.Fatalf("docs/admission.md: %d rows in the per-carrier table", rows)
+	}
+	want := map[string]bool{}
+	for _, r := range Enforced() {
+		for _, p := range r.Admission {
+			want[Name(r.ID, p)] = true
+		}
+	}
+	for name := range cells {
+		if !want[name] {
+			t.Errorf("docs/admission.md names %s, no such policy", name)
+		}
+	}
+	for _, r := range Enforced() {
+		documented := false
+		for name := range cells {
+			documented = documented || strings.HasPrefix(name, "sparkui-"+strings.ToLower(r.ID)+"-")
+		}
+		if !documented {
+			continue // a rule of no carrier (the UI Services'): not in the table
+		}
+		for _, p := range r.Admission {
+			if cells[Name(r.ID, p)] == 0 {
+				t.Errorf("docs/admission.md: the per-carrier table lacks %s", Name(r.ID, p))
+			}
 		}
 	}
 }
