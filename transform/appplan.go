@@ -81,6 +81,7 @@ func planApp(m *app.Model, a *app.App, o Options, seen map[*yaml.RNode]bool) *Ap
 		return p
 	}
 	rp := planRoute(m, a, a.UIService, o)
+	p.Add = make([]*yaml.RNode, 0, 3+len(rp.add))
 	p.own(a.UIService, wantUIService(a, o, &rp))
 	if o.CreateRBAC {
 		p.own(a.Role, NewRole(a))

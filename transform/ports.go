@@ -29,7 +29,7 @@ func IsUIContainerPort(a *app.App, p *yaml.Node) bool {
 // port.
 func zeroPortEdits(a *app.App, seen map[*yaml.RNode]bool) []Edit {
 	var out []Edit
-	if c := a.DriverContainerNode(); c != nil {
+	if c, path := a.Slot(app.SlotDriverContainer); c != nil {
 		ports := yamlx.Get(c, "ports")
 		var drop []int
 		for i, p := range yamlx.Items(ports) {
@@ -39,7 +39,7 @@ func zeroPortEdits(a *app.App, seen map[*yaml.RNode]bool) []Edit {
 		}
 		// A list left empty goes, as does one that was: an empty ports list says nothing.
 		if ports != nil && ports.Kind == yaml.SequenceNode && (len(drop) > 0 || len(ports.Content) == 0) {
-			out = append(out, Edit{Object: a.Object, Plan: Plan{{Kind: OpDrop, Path: fieldpath.Key(a.DriverContainerPath(), "ports"), Indexes: drop}}})
+			out = append(out, Edit{Object: a.Object, Plan: Plan{{Kind: OpDrop, Path: fieldpath.Key(path, "ports"), Indexes: drop}}})
 		}
 	}
 	for _, svc := range a.Services {

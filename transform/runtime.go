@@ -161,8 +161,9 @@ func preparePlan(c *app.Carrier) (Plan, []ConfOp, error) {
 	if err := c.Writable(); err != nil {
 		return nil, nil, err
 	}
-	var p Plan
-	for _, s := range c.PreparedSlots() {
+	slots := c.PreparedSlots()
+	p := make(Plan, 0, len(slots))
+	for _, s := range slots {
 		p = append(p, Op{Kind: OpEnsure, Slot: s})
 	}
 	pin, err := PinConf(c, true)
