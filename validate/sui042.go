@@ -38,9 +38,6 @@ spec:
 	Check: checkSUI042,
 }
 
-// kubeflowGroup is the API group of the kubeflow operator's resources.
-const kubeflowGroup = "sparkoperator.k8s.io"
-
 // checkSUI042: a CRD that prunes the injection's field silently takes the runtime's setup apart
 // on the API server, before any operator sees it. What the field is, and which version keeps
 // it, the carrier's adapter says (app.Carrier.SchemaNeed).
