@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -484,12 +485,7 @@ func TestAdmissionPolicies(t *testing.T) {
 	// One bad manifest per policy. Policies take a moment to become effective (the
 	// admission plugin learns them through an informer): each case is retried, bounded.
 	installed := time.Now()
-	names := make([]string, 0, len(admissionCases))
-	for n := range admissionCases {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(admissionCases)) {
 		r, ok := rules[name]
 		if !ok {
 			t.Errorf("case %s: no such policy", name)
@@ -497,12 +493,12 @@ func TestAdmissionPolicies(t *testing.T) {
 		}
 		// A UI Service on its own is no application's for the function, which judges it
 		// next to its driver: the fixture sweep below has them together.
-		if u, _ := testcluster.DecodeYAML([]byte(admissionCases[name])); u != nil && u.GetKind() != "Service" && !functionReports(t, admissionCases[name])[r.ID] {
-			t.Errorf("case %s: the function does not report %s for it", name, r.ID)
-		}
 		u, err := testcluster.DecodeYAML([]byte(admissionCases[name]))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if u.GetKind() != "Service" && !functionReports(t, admissionCases[name])[r.ID] {
+			t.Errorf("case %s: the function does not report %s for it", name, r.ID)
 		}
 		var last answer
 		testcluster.WaitFor(t, time.Minute, name+" answers", func() (bool, string) {
@@ -529,12 +525,7 @@ func TestAdmissionPolicies(t *testing.T) {
 	// The near misses and the objects without the fields a policy reads: admitted, with no
 	// sparkui policy answering (an expression that failed would refuse or warn). Every
 	// policy is effective by now: its bad manifest was answered above.
-	names = names[:0]
-	for n := range admittedCases {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(admittedCases)) {
 		r, ok := rules[name]
 		if !ok {
 			t.Errorf("admitted case %s: no such policy", name)
