@@ -139,21 +139,12 @@ func reconcilePorts(spec, wantSpec *yaml.Node) {
 	}
 }
 
-// reconcileConnectPort gives spec want's second port, spark-connect, or none (setConnectPort);
-// an equal one already there is kept as written.
+// reconcileConnectPort gives spec, whose ports reconcilePorts left at the UI port alone,
+// want's second port, spark-connect, when want has one (setConnectPort).
 func reconcileConnectPort(spec, wantSpec *yaml.Node) {
 	ports := yamlx.Get(spec, "ports")
-	items := yamlx.Items(ports)
-	if len(items) == 0 {
-		return
-	}
-	ports.Content = ports.Content[:1]
-	if w := yamlx.Items(yamlx.Get(wantSpec, "ports")); len(w) > 1 {
-		if len(items) > 1 && yamlx.Equal(items[1], w[1]) {
-			ports.Content = append(ports.Content, items[1])
-		} else {
-			ports.Content = append(ports.Content, w[1])
-		}
+	if w := yamlx.Items(yamlx.Get(wantSpec, "ports")); len(w) > 1 && len(yamlx.Items(ports)) > 0 {
+		ports.Content = append(ports.Content[:1], w[1])
 	}
 }
 
