@@ -18,12 +18,13 @@ fuzztime = $(or $(FUZZTIME),$(1))
 REPO ?= ghcr.io/sparkui
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane helm helm-plugin fmt-check vet lint clean image image-tar cmp-image-tar flux
+.PHONY: help setup kubernetes build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane helm helm-plugin fmt-check vet lint clean image image-tar cmp-image-tar flux
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
 	@echo "make example        run sparkui-fn on the bundled spark-submit example and print the result"
-	@echo "make test           everything: vet, gofmt, staticcheck, unit + golden + kustomize/kpt + control-plane tests, short fuzzing"
+	@echo "make setup          install the Debian packages the tests run (.ci/setup.sh; as root, only what is missing)"
+	@echo "make test           everything (after make setup): vet, gofmt, staticcheck, unit + golden + kustomize/kpt + control-plane tests, short fuzzing"
 	@echo "make check          before a commit: build, gofmt, vet and the tests that need no control plane, kustomize or kpt"
 	@echo "make generate       go generate ./...: docs/rules.md and troubleshooting.md's rule table from the catalog, docs/cli.md from the binaries' --help"
 	@echo "make update-golden  rewrite every golden (fn, rule fixtures, report formats, examples) and docs/rules.md; review the diff"
@@ -55,6 +56,10 @@ $(KUSTOMIZE):
 
 control-plane:
 	bash testkit/testcluster/build.sh
+
+# The control plane and the node in one go build of the six commands (what `make tools` runs).
+kubernetes:
+	bash testkit/testcluster/build.sh all
 
 # kubelet, kube-scheduler and kube-proxy from the same k8s.io/kubernetes module: the real node
 # testkit/testnode runs (with Debian's containerd, runc and CNI plugins, see .ci/run).
@@ -99,7 +104,15 @@ helm-plugin: helm
 flux:
 	bash testkit/fluxtest/build-flux.sh
 
-tools: kustomize control-plane node traefik registry crane helm flux
+# Every tool the tests run that is built from a Go module, each a target of its own: the one
+# list `make tools` (and so `make test`) builds. A new tool is a build script under testkit/
+# (testkit/toolcache: the cache directory, the lock), a target calling it, and its name here.
+# They are built TOOLS_JOBS at a time: one tool's module downloads and single-threaded links
+# then overlap another's compiles (docs/CONTRIBUTING.md "Cold cost"); -j1 builds them in turn.
+TOOLS = kubernetes traefik flux helm registry kustomize crane $(STATICCHECK)
+TOOLS_JOBS ?= 3
+tools:
+	$(MAKE) --no-print-directory -j$(TOOLS_JOBS) $(TOOLS)
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -135,7 +148,15 @@ fuzz:
 	go test -run='^$$' -fuzz='^FuzzWriteWrapped$$' -fuzztime=$(call fuzztime,10000x) -fuzzminimizetime=1x ./fn/krmio
 	go test -run='^$$' -fuzz='^FuzzEncodeItems$$' -fuzztime=$(call fuzztime,15000x) -fuzzminimizetime=1x ./fn/krmio
 
-test: build tools fmt-check vet lint unit fuzz
+# The Debian packages the tests run (.ci/setup.sh: as root it installs what is missing, without
+# root it stops with the command that would).
+setup:
+	bash .ci/setup.sh
+
+# setup first, in its own make, so a missing package stops the run before any build.
+test:
+	@$(MAKE) --no-print-directory setup
+	@$(MAKE) --no-print-directory build tools fmt-check vet lint unit fuzz
 
 # The packages whose tests link neither testkit/testcluster (the control plane, and the cache
 # root of the tools `make tools` builds: testkit/imagetest's registry) nor run the
