@@ -142,8 +142,13 @@ lint: $(STATICCHECK)
 
 # -timeout: go test's default 10 minutes is per package binary, and runtime/nodetest runs
 # every carrier and fault on real nodes one after another (5 min on 2 cores, growing).
+# -p: the package binaries run TEST_P at a time (go's default is the core count, 2 here). The
+# longest ones wait on real processes more than they compute (runtime/blackbox 840 s,
+# runtime/nodetest 527 s, testkit/imagetest 435 s in one cold run under load), and all three
+# start near the end of the import-path order, so with two slots they ran one after another.
+TEST_P ?= 3
 unit:
-	go test -count=1 -timeout 30m ./...
+	go test -count=1 -p $(TEST_P) -timeout 30m ./...
 
 # -fuzzminimizetime=1x: minimising each new input against the large seed fixtures would take
 # most of a short run.
