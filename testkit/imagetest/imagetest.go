@@ -22,7 +22,7 @@ import (
 // RegistryVersion is the distribution release testkit/registry/build-registry.sh builds.
 const RegistryVersion = "v3.1.2"
 
-// AptPodman installs podman the way .ci/run does.
+// AptPodman installs podman the way .ci/setup.sh does.
 const AptPodman = "apt-get install -y --no-install-recommends podman"
 
 // StartRegistry starts the distribution registry on a loopback port, with its storage in a
