@@ -54,6 +54,7 @@ var Rules = []Rule{
 	SUI054,
 	SUI055,
 	SUI060,
+	SUI061,
 }
 
 // Unused are the ids in the catalog's range that no rule has: never assigned, so no result
