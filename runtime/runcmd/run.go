@@ -39,12 +39,13 @@ func Main(args []string, stderr io.Writer) int {
 		return idle(ctx, bad.log, bad.terminationLog, bad.reason)
 	}
 	cfg, log := s.cfg.Config(), s.log
-	log.Info("sparkui-runtime starting", "version", version.Version, "service", cfg.PodNamespace+"/"+cfg.Service, "app_id", cfg.AppID,
+	log.Info("sparkui-runtime starting", "version", version.Version, "runtime_contract", version.RuntimeContract, "service", cfg.PodNamespace+"/"+cfg.Service, "app_id", cfg.AppID,
 		"guard_label", cfg.GuardLabel, "selector", cfg.PodSelector, "owner_reference", !cfg.NoOwnerReference,
 		"pod", cfg.PodName, "ui_port", cfg.UIPort, "max_retries", cfg.MaxRetries, "tls", cfg.TLS, "ssl_ui_port", cfg.SSLPort,
 		"host_network", cfg.HostNetwork, "external_uri", cfg.ExternalURI, "poll", cfg.Poll, "skip_ports", cfg.SkipPorts,
 		"ui_filters", cfg.UIFilters, "auth_bearer_file", cfg.AuthBearerFile, "auth_header_file", cfg.AuthHeaderFile,
 		"history_url", cfg.HistoryURL, "redirector_port", cfg.RedirectorPort)
+	reportSkew(log, cfg.TerminationLog, s.skew)
 	installSelf(log, s.install)
 	restCfg, err := verb.RestConfig(s.kubeconfig)
 	if err != nil {
