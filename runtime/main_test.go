@@ -99,7 +99,13 @@ func (s *syncBuf) String() string {
 
 func startProc(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	return startProcOf(t, binary, env, args...)
+}
+
+// startProcOf runs another build of the runtime (TestSkew's older contract).
+func startProcOf(t *testing.T, bin string, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	p := &proc{cmd: cmd, out: &syncBuf{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out

@@ -106,7 +106,10 @@ var Help = cli.Command{
 SPARKUI_POLL_INTERVAL); a flag on the command line wins. The Pod's identity comes from the
 downward API: $POD_NAME, $POD_NAMESPACE, $POD_UID (and $HOST_IP for --external-uri=nodePort).
 A configuration error is logged and written to the termination log, and the sidecar then
-waits for SIGTERM instead of exiting into a restart loop.`,
+waits for SIGTERM instead of exiting into a restart loop. A flag or $SPARKUI_* variable of a
+newer runtime contract is ignored, logged and written to the termination log, and the UI
+Service is still bound; an unknown --require-* or $SPARKUI_REQUIRE_* one is refused instead
+(docs/runtime-contract.md).`,
 	Examples: []string{
 		"sparkui-runtime run --service=spark-pi-sparkui-ui-svc --guard-label=sparkui.dev/application=spark-pi \\",
 		"    --selector=sparkui.dev/application=spark-pi,spark-role=driver --owner-reference=false --ui-port=4045",
