@@ -22,6 +22,11 @@ FUZZTIME ?=
 fuzztime = $(or $(FUZZTIME),$(1))
 
 REPO ?= ghcr.io/sparkui
+# The runtime image is tagged by the runtime contract it implements, not by VERSION: the
+# function writes that tag (internal/version.RuntimeImage), so a release that keeps the contract
+# keeps every rendered pod spec as it was (CHANGELOG.md, docs/runtime-contract.md).
+RUNTIME_CONTRACT := $(shell sed -n 's/^const RuntimeContract = "\(.*\)"$$/\1/p' internal/version/version.go)
+RUNTIME_TAG := contract-$(RUNTIME_CONTRACT)
 PLATFORMS ?= linux/amd64 linux/arm64
 
 .PHONY: help setup kubernetes build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane helm helm-plugin fmt-check vet lint clean image image-tar cmp-image-tar flux
@@ -238,7 +243,8 @@ image-tar:
 	    GOOS=$$os GOARCH=$$arch $(GO_BUILD) -o $(IMAGE_OUT)/$$os-$$arch/$$b ./$${b#sparkui-}; \
 	    args="$$args $$p=$(IMAGE_OUT)/$$os-$$arch/$$b"; \
 	  done; \
-	  go run ./internal/ociimage/cmd/image-tar -name $$b -ref $(REPO)/$$b:$(VERSION) -version $(VERSION) \
+	  tag=$(VERSION); [ $$b = sparkui-runtime ] && tag=$(RUNTIME_TAG); \
+	  go run ./internal/ociimage/cmd/image-tar -name $$b -ref $(REPO)/$$b:$$tag -version $(VERSION) \
 	    -revision '$(REVISION)' -out $(IMAGE_OUT)/$$b.oci.tar $$args; \
 	done
 
@@ -256,7 +262,7 @@ cmp-image-tar:
 
 image:
 	docker buildx build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target fn -t $(REPO)/sparkui-fn:$(VERSION) .
-	docker buildx build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target runtime -t $(REPO)/sparkui-runtime:$(VERSION) .
+	docker buildx build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target runtime -t $(REPO)/sparkui-runtime:$(RUNTIME_TAG) .
 
 clean:
 	rm -rf bin bench.out bench-validate.out bench-start.out bench-rss.out

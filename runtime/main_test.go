@@ -99,7 +99,13 @@ func (s *syncBuf) String() string {
 
 func startProc(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	return startProcOf(t, binary, env, args...)
+}
+
+// startProcOf runs another build of the runtime (TestSkew's older contract).
+func startProcOf(t *testing.T, bin string, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	p := &proc{cmd: cmd, out: &syncBuf{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
@@ -391,7 +397,10 @@ func TestCommandLine(t *testing.T) {
 		{noPod, []string{"--service=s", "--app-id=a"}, "$POD_UID is required"},
 		{pod, []string{"--service=s", "--app-id=a", "--external-uri=nodePort"}, "--external-uri=nodePort needs $HOST_IP"},
 		// A flag of a newer function (version skew), a bad value, a bad environment variable.
-		{pod, []string{"--service=s", "--app-id=a", "--no-such-flag"}, "invalid arguments: unknown flag --no-such-flag (--help lists the flags)"},
+		// A flag of a newer contract that must not be ignored (verb.RequiredFlagPrefix): refused
+		// with the reason; one that may be ignored is TestSkew's.
+		{pod, []string{"--service=s", "--app-id=a", "--require-no-such-flag=x"}, "not binding the UI Service: the settings --require-no-such-flag belong to a runtime contract newer than this runtime's"},
+		{append(pod, "SPARKUI_REQUIRE_STRICTER=1"), []string{"--service=s", "--app-id=a"}, "the settings SPARKUI_REQUIRE_STRICTER belong to a runtime contract newer"},
 		{pod, []string{"--service=s", "--app-id=a", "--log-format=xml"}, `invalid arguments: --log-format: "xml" is neither text nor json`},
 		{append(pod, "SPARKUI_MAX_RETRIES=many"), []string{"--service=s", "--app-id=a"}, "invalid environment: $SPARKUI_MAX_RETRIES"},
 		// The app id may be empty only with a guard label; then a selector is needed.

@@ -39,12 +39,13 @@ func Main(args []string, stderr io.Writer) int {
 		return idle(ctx, bad.log, bad.terminationLog, bad.reason)
 	}
 	cfg, log := s.cfg.Config(), s.log
-	log.Info("sparkui-runtime starting", "version", version.Version, "service", cfg.PodNamespace+"/"+cfg.Service, "app_id", cfg.AppID,
+	log.Info("sparkui-runtime starting", "version", version.Version, "runtime_contract", version.RuntimeContract, "service", cfg.PodNamespace+"/"+cfg.Service, "app_id", cfg.AppID,
 		"guard_label", cfg.GuardLabel, "selector", cfg.PodSelector, "owner_reference", !cfg.NoOwnerReference,
 		"pod", cfg.PodName, "ui_port", cfg.UIPort, "max_retries", cfg.MaxRetries, "tls", cfg.TLS, "ssl_ui_port", cfg.SSLPort,
 		"host_network", cfg.HostNetwork, "external_uri", cfg.ExternalURI, "poll", cfg.Poll, "skip_ports", cfg.SkipPorts,
 		"ui_filters", cfg.UIFilters, "auth_bearer_file", cfg.AuthBearerFile, "auth_header_file", cfg.AuthHeaderFile,
 		"history_url", cfg.HistoryURL, "redirector_port", cfg.RedirectorPort)
+	reportSkew(log, cfg.TerminationLog, s.skew)
 	installSelf(log, s.install)
 	restCfg, err := verb.RestConfig(s.kubeconfig)
 	if err != nil {
@@ -105,7 +106,10 @@ var Help = cli.Command{
 SPARKUI_POLL_INTERVAL); a flag on the command line wins. The Pod's identity comes from the
 downward API: $POD_NAME, $POD_NAMESPACE, $POD_UID (and $HOST_IP for --external-uri=nodePort).
 A configuration error is logged and written to the termination log, and the sidecar then
-waits for SIGTERM instead of exiting into a restart loop.`,
+waits for SIGTERM instead of exiting into a restart loop. A flag or $SPARKUI_* variable of a
+newer runtime contract is ignored, logged and written to the termination log, and the UI
+Service is still bound; an unknown --require-* or $SPARKUI_REQUIRE_* one is refused instead
+(docs/runtime-contract.md).`,
 	Examples: []string{
 		"sparkui-runtime run --service=spark-pi-sparkui-ui-svc --guard-label=sparkui.dev/application=spark-pi \\",
 		"    --selector=sparkui.dev/application=spark-pi,spark-role=driver --owner-reference=false --ui-port=4045",

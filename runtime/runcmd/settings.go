@@ -65,6 +65,8 @@ type runSettings struct {
 	kubeconfig      string
 	install         string
 	shutdownTimeout time.Duration
+	// skew is what the runtime ignored: settings of a newer contract it may safely ignore.
+	skew verb.Skew
 }
 
 // errVersion asks run to print the version and exit.
@@ -90,6 +92,9 @@ func loadRun(args []string, stderr io.Writer) (*runSettings, error) {
 	bad := func(log *slog.Logger, reason string) error {
 		return &badSettings{log: log, terminationLog: f.cfg.TerminationLog, reason: reason}
 	}
+	// Settings of a newer runtime contract are taken out before parsing: the flag package
+	// refuses an unknown flag, and a refusal leaves the application without its UI.
+	args, skew := verb.SplitFlags(fs, args)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -109,6 +114,10 @@ func loadRun(args []string, stderr io.Writer) (*runSettings, error) {
 	if err != nil {
 		return nil, bad(fallback, "invalid arguments: "+err.Error())
 	}
+	skew = verb.UnknownEnv(skew, fs, os.Environ(), sidecar.EnvRunLabel)
+	if len(skew.Required) > 0 {
+		return nil, bad(log, refusal(skew))
+	}
 	cfg := f.cfg
 	cfg.PodName = os.Getenv(sidecar.EnvPodName)
 	cfg.PodNamespace = os.Getenv(sidecar.EnvPodNamespace)
@@ -123,5 +132,5 @@ func loadRun(args []string, stderr io.Writer) (*runSettings, error) {
 	if err != nil {
 		return nil, bad(log, "invalid configuration: "+err.Error())
 	}
-	return &runSettings{cfg: checked, log: log, kubeconfig: f.kubeconfig, install: f.install, shutdownTimeout: f.shutdownTimeout}, nil
+	return &runSettings{cfg: checked, log: log, kubeconfig: f.kubeconfig, install: f.install, shutdownTimeout: f.shutdownTimeout, skew: skew}, nil
 }

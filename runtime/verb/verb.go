@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -37,7 +36,7 @@ func EnvDefaults(fs *flag.FlagSet) error {
 		if given[f.Name] {
 			return
 		}
-		env := "SPARKUI_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		env := EnvName(f.Name)
 		if v, ok := os.LookupEnv(env); ok {
 			if err := fs.Set(f.Name, v); err != nil {
 				errs = append(errs, fmt.Errorf("$%s: %w", env, err))

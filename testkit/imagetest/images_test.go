@@ -52,6 +52,7 @@ import (
 
 	"github.com/sparkui/sparkui/internal/ociimage"
 	"github.com/sparkui/sparkui/internal/sidecar"
+	sparkuiversion "github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/testkit/imagetest"
 	"github.com/sparkui/sparkui/testkit/testcluster"
 )
@@ -121,7 +122,13 @@ func imageOut(t *testing.T) string {
 	return filepath.Join(builds.dir, "a")
 }
 
-func ref(name string) string { return repo + "/" + name + ":" + version }
+func ref(name string) string {
+	if name == "sparkui-runtime" {
+		// The runtime is tagged by its contract (internal/version.RuntimeImage, the Makefile's RUNTIME_TAG).
+		return sparkuiversion.RuntimeImage()
+	}
+	return repo + "/" + name + ":" + version
+}
 
 // labels is what every index and config of image name must carry. The revision is the commit
 // when the work tree is clean, and absent otherwise (the Makefile's REVISION).
@@ -171,7 +178,7 @@ func layoutIndex(t *testing.T, tarPath, name string) (layout.Path, v1.Descriptor
 	if d.MediaType != types.OCIImageIndex {
 		t.Errorf("%s: index.json's descriptor is a %s, want an image index", tarPath, d.MediaType)
 	}
-	wantAnn := map[string]string{ociimage.AnnotationRefName: version, ociimage.AnnotationContainerdName: ref(name)}
+	wantAnn := map[string]string{ociimage.AnnotationRefName: ref(name)[strings.LastIndex(ref(name), ":")+1:], ociimage.AnnotationContainerdName: ref(name)}
 	if diff := cmp.Diff(wantAnn, d.Annotations); diff != "" {
 		t.Errorf("%s: index.json descriptor annotations (-want +got):\n%s", tarPath, diff)
 	}
