@@ -5,6 +5,7 @@ package function
 
 import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/fn/krmio"
 	"github.com/sparkui/sparkui/internal/app"
@@ -62,8 +63,16 @@ func Run(rl *framework.ResourceList, held *krmio.Held, o Options) error {
 		rl.Items = input
 		return inputlimit.TooManyApplications(len(m.Apps), o.MaxApplications)
 	}
-	if cfg.Mode == "transform" {
-		items, notes := transform.Apply(m, cfg.Transform)
+	if cfg.Mode == "transform" || cfg.Mode == "uninstall" {
+		var items []*yaml.RNode
+		var notes []transform.Note
+		if cfg.Mode == "uninstall" {
+			// Everything sparkui added goes; the rules then run on what is left, as after
+			// a transform (docs/uninstall.md).
+			items, notes = transform.Uninstall(m)
+		} else {
+			items, notes = transform.Apply(m, cfg.Transform)
+		}
 		rl.Items = un.Restore(items)
 		for _, n := range notes {
 			sev := framework.Info
