@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/fn/function"
@@ -33,20 +32,11 @@ func readRL(t *testing.T, path string) *framework.ResourceList {
 	return &framework.ResourceList{Items: items, FunctionConfig: rw.FunctionConfig}
 }
 
-// itemsYAML writes items as one stream, without kyaml's reader annotations.
+// itemsYAML writes items as one stream; kio.ByteWriter leaves kyaml's reader annotations out.
 func itemsYAML(t *testing.T, items []*yaml.RNode) string {
 	t.Helper()
 	var out bytes.Buffer
-	cp := make([]*yaml.RNode, len(items))
-	for i, it := range items {
-		cp[i] = it.Copy()
-		_ = kioutil.CopyLegacyAnnotations(cp[i])
-		for _, a := range []string{kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation, kioutil.IdAnnotation, kioutil.LegacyIdAnnotation} {
-			_ = cp[i].PipeE(yaml.ClearAnnotation(a))
-		}
-		_ = yaml.ClearEmptyAnnotations(cp[i])
-	}
-	if err := (kio.ByteWriter{Writer: &out}).Write(cp); err != nil {
+	if err := (kio.ByteWriter{Writer: &out}).Write(items); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()
