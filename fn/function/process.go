@@ -59,7 +59,7 @@ func Run(rl *framework.ResourceList, held *krmio.Held, o Options) error {
 	// edit through a shared node would reach every place naming it (yamlx/dealias.go).
 	un := yamlx.Unalias(rl.Items)
 	m := app.BuildWith(un.Items, opts)
-	if cfg.Mode == "transform" && o.MaxApplications > 0 && len(m.Apps) > o.MaxApplications {
+	if cfg.Mode != "validate" && o.MaxApplications > 0 && len(m.Apps) > o.MaxApplications {
 		rl.Items = input
 		return inputlimit.TooManyApplications(len(m.Apps), o.MaxApplications)
 	}
