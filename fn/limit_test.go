@@ -108,7 +108,7 @@ func TestInputLimitValues(t *testing.T) {
 
 // TestMaxApplications: a transform run over --max-applications (SPARKUI_MAX_APPLICATIONS) is
 // refused before anything is rewritten, nothing on stdout, whatever the input's form; at the
-// limit, and in validate mode (which adds nothing), it runs.
+// limit, and in validate mode (which adds nothing), it runs; an uninstall run is bounded too.
 func TestMaxApplications(t *testing.T) {
 	one, err := os.ReadFile("../testdata/assets/carriers/kubeflow-sparkapplication.yaml")
 	if err != nil {
@@ -121,6 +121,7 @@ func TestMaxApplications(t *testing.T) {
 	plain := []byte(strings.Join(stream, "---\n"))
 	rl := []byte("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + indentItems(stream))
 	rlValidate := append(append([]byte(nil), rl...), "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data: {mode: validate}\n"...)
+	rlUninstall := append(append([]byte(nil), rl...), "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  data: {mode: uninstall}\n"...)
 	for _, tc := range []struct {
 		name string
 		in   []byte
@@ -136,6 +137,8 @@ func TestMaxApplications(t *testing.T) {
 		// Validate mode rewrites nothing: the limit does not apply (the untransformed
 		// applications are SUI060 errors, exit 1, and the list is written back).
 		{"validate mode", rlValidate, []string{"--max-applications=1"}, "", 1, "[SUI060]"},
+		// Uninstall edits every application, as transform does: bounded the same way.
+		{"uninstall mode", rlUninstall, []string{"--max-applications=2"}, "", 1, "the input has 3 applications, more than the limit of 2"},
 	} {
 		t.Setenv("SPARKUI_MAX_APPLICATIONS", tc.env)
 		var stdout, stderr bytes.Buffer

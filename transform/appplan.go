@@ -112,6 +112,10 @@ func (p *AppPlan) own(cur, want *yaml.RNode) {
 // removed is returned for Apply to put in the output.
 func (p *AppPlan) apply() (notes []Note) {
 	a := p.App
+	if a == nil {
+		// Objects alone (UninstallPlans' orphans): nothing to edit.
+		return p.Notes
+	}
 	for _, e := range p.Edits {
 		e.Plan.applyTo(e.Object.YNode())
 	}

@@ -23,6 +23,9 @@ func (o ConfOp) String() string {
 // applyConf executes ops on the conf mapping at confPath of obj, created when absent (the
 // field is written even when only removals are planned, as a map of strings it always is).
 func applyConf(obj *yaml.Node, confPath string, ops []ConfOp) bool {
+	if removalsOnly(ops) {
+		return removeConf(obj, confPath, ops)
+	}
 	conf := obj
 	for _, seg := range fieldpath.Parse(confPath) {
 		conf = yamlx.Ensure(conf, seg.Key)
@@ -51,6 +54,42 @@ func applyProperties(cm *yaml.Node, ops []ConfOp) bool {
 	}
 	if changed {
 		yamlx.Set(data, names.SparkPropertiesKey, yamlx.NewStr(text))
+	}
+	return changed
+}
+
+func removalsOnly(ops []ConfOp) bool {
+	for _, o := range ops {
+		if o.Value != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// removeConf takes the keys of ops (removals alone, UninstallPlans') out of the conf mapping
+// at confPath, which it never creates, and deletes that mapping when the removal empties it:
+// the conf field transform created for the keys it wrote goes with them (one empty before is
+// the user's and stays).
+func removeConf(obj *yaml.Node, confPath string, ops []ConfOp) bool {
+	segs := fieldpath.Parse(confPath)
+	if len(segs) == 0 {
+		return false
+	}
+	parent := obj
+	for _, seg := range segs[:len(segs)-1] {
+		if parent = yamlx.Get(parent, seg.Key); parent == nil {
+			return false
+		}
+	}
+	last := segs[len(segs)-1].Key
+	conf := yamlx.Get(parent, last)
+	changed := false
+	for _, o := range ops {
+		changed = yamlx.Delete(conf, o.Key) || changed
+	}
+	if changed && conf.Kind == yaml.MappingNode && len(conf.Content) == 0 {
+		yamlx.Delete(parent, last)
 	}
 	return changed
 }

@@ -35,6 +35,15 @@ func OtherInjectionPlan(c *app.Carrier) Plan {
 	if off == nil {
 		return nil
 	}
+	return injectionRemoval(c, off)
+}
+
+// injectionRemoval takes out what sparkui writes into off, c read on one injection (the one
+// not in use, or for UninstallPlan the one in use): what OtherInjectionPlan describes. A
+// carrier without a webhook injection is read as its template one: a pod spec sparkui made
+// (an Apache podTemplateSpec, a kubeflow driver template) goes once emptied, one the user
+// wrote keeps everything but sparkui's entries.
+func injectionRemoval(c, off *app.Carrier) Plan {
 	label := removeIf(slotPath(off, app.SlotPodLabels), app.LabelApplication, yamlx.NewStr(c.IdentityValue()))
 	if off.ViaWebhook() {
 		p := removeNamed(off, app.SlotInitContainers, sidecar.ContainerName)
@@ -52,10 +61,26 @@ func OtherInjectionPlan(c *app.Carrier) Plan {
 	p = append(p, removeNamed(off, app.SlotVolumes, sidecar.VolumeName, sidecar.AuthVolumeName)...)
 	if drv := slotPath(off, app.SlotDriverContainer); drv != "" {
 		p = append(p, driverRemovals(drv, sidecar.VolumeName)...)
-		p = append(p, Op{Kind: OpRemove, Path: fieldpath.Key(spec, "containers"), Names: []string{names.DriverContainer}, When: Bare})
+		p = append(p, Op{Kind: OpRemove, Path: fieldpath.Key(spec, "containers"), Names: driverNames(off), When: Bare})
 	}
+	// Up to the field holding the template (an Apache driverSpec, a Stackable podOverrides'
+	// parent stays: prune keeps what this plan emptied nothing under).
 	p = append(p, prune(spec)...)
-	return append(p, prune(parentPath(spec))...)
+	p = append(p, prune(parentPath(spec))...)
+	return append(p, prune(parentPath(parentPath(spec)))...)
+}
+
+// driverNames are the names the driver container sparkui makes in a template may have:
+// Spark's (names.DriverContainer), or the one the carrier's operator gives it (Stackable's
+// "spark"), read from the slot.
+func driverNames(c *app.Carrier) []string {
+	out := []string{names.DriverContainer}
+	if n, _, err := c.Lookup(app.SlotDriverContainer); err == nil {
+		if name := yamlx.GetStr(n, "name"); name != "" && name != names.DriverContainer {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // slotPath is a slot's field path, "" when a field on the way has another shape (nothing of

@@ -75,6 +75,7 @@ spec:
 		"remove spec.driver.template.spec.containers [spark-kubernetes-driver] if bare",
 		"prune spec.driver.template.spec",
 		"prune spec.driver.template",
+		"prune spec.driver",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("OtherInjectionPlan:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -51,10 +51,15 @@ type Note struct {
 // Every application is planned (PlanApps) before any is applied, so a plan reads the input
 // as it came.
 func Apply(m *app.Model, o Options) ([]*yaml.RNode, []Note) {
+	return run(m, PlanApps(m, o))
+}
+
+// run executes plans, computed on m as it came, and returns the resulting item list.
+func run(m *app.Model, plans []*AppPlan) ([]*yaml.RNode, []Note) {
 	var added []*yaml.RNode
 	var notes []Note
 	removed := map[*yaml.RNode]bool{}
-	for _, p := range PlanApps(m, o) {
+	for _, p := range plans {
 		notes = append(notes, p.apply()...)
 		if p.Err != nil {
 			continue

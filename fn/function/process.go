@@ -5,6 +5,7 @@ package function
 
 import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/fn/krmio"
 	"github.com/sparkui/sparkui/internal/app"
@@ -58,12 +59,20 @@ func Run(rl *framework.ResourceList, held *krmio.Held, o Options) error {
 	// edit through a shared node would reach every place naming it (yamlx/dealias.go).
 	un := yamlx.Unalias(rl.Items)
 	m := app.BuildWith(un.Items, opts)
-	if cfg.Mode == "transform" && o.MaxApplications > 0 && len(m.Apps) > o.MaxApplications {
+	if cfg.Mode != "validate" && o.MaxApplications > 0 && len(m.Apps) > o.MaxApplications {
 		rl.Items = input
 		return inputlimit.TooManyApplications(len(m.Apps), o.MaxApplications)
 	}
-	if cfg.Mode == "transform" {
-		items, notes := transform.Apply(m, cfg.Transform)
+	if cfg.Mode == "transform" || cfg.Mode == "uninstall" {
+		var items []*yaml.RNode
+		var notes []transform.Note
+		if cfg.Mode == "uninstall" {
+			// Everything sparkui added goes; the rules then run on what is left, as after
+			// a transform (docs/uninstall.md).
+			items, notes = transform.Uninstall(m)
+		} else {
+			items, notes = transform.Apply(m, cfg.Transform)
+		}
 		rl.Items = un.Restore(items)
 		for _, n := range notes {
 			sev := framework.Info
