@@ -34,56 +34,6 @@ initContainers:
 const baselinePassing = `# old and new renderings equal for the carrier, or only a Service, Role or route changed
 `
 
-// SUI070: applying the new rendering is refused by the API server.
-var SUI070 = Rule{
-	ID: "SUI070", Severity: framework.Error, Name: "BaselineApplyRefused",
-	Title:   "applying the change over the previous rendering is refused by the API server (a Job's pod template, a Pod's fields other than images)",
-	Catches: "A Job whose pod template differs between the previous rendering and the new one, or a driver Pod whose spec differs in more than container images and the few fields a Pod update may change.",
-	Why:     "A Job's pod template is immutable (Kubernetes' ValidateJobSpecUpdate) and so is a Pod's spec but for images, activeDeadlineSeconds and added tolerations (ValidatePodUpdate): the apply fails and a GitOps sync stays failed or OutOfSync. With Flux's `force: true` or Argo CD's `Replace=true` the object is deleted and created again instead: the driver is killed (a completed Job runs again).",
-	Fix:     "Apply it between runs: delete the Job or Pod once its run is over and let the next apply create it; or keep the old rendering for this object until then (docs/upgrading.md).",
-	Failing: baselineFailing, Passing: baselinePassing, RaisedBy: baselineRaisedBy, Fixtures: baselineFixtures,
-}
-
-// SUI071: applying the new rendering kills or restarts a running application.
-var SUI071 = Rule{
-	ID: "SUI071", Severity: framework.Warning, Name: "BaselineRestartsApplication",
-	Title:   "applying the change kills or restarts a running application (kubeflow resubmission, a rollout, a Pod's container restart)",
-	Catches: "A carrier whose spec differs between the renderings where its controller restarts the driver: a kubeflow SparkApplication (any change but suspend and timeToLiveSeconds), a Deployment's or StatefulSet's pod template, a driver Pod's images.",
-	Why:     "The kubeflow operator invalidates the application, deletes its driver and submits it again, also when it had already completed or failed; a rollout replaces the driver Pod (Spark Connect and notebook sessions are lost); the kubelet restarts a Pod's container whose image changed. A streaming job or a long batch starts over.",
-	Fix:     "Roll it when a restart costs least: between runs, after suspending a kubeflow application (spec.suspend), or in a maintenance window; docs/upgrading.md says how per carrier.",
-	Failing: baselineFailing, Passing: baselinePassing, RaisedBy: baselineRaisedBy, Fixtures: baselineFixtures,
-}
-
-// SUI072: the change is never applied to the running application.
-var SUI072 = Rule{
-	ID: "SUI072", Severity: framework.Warning, Name: "BaselineNeverApplied",
-	Title:   "the change is accepted but never reaches the application until it is recreated (Stackable SparkApplication, kubeflow SparkConnect)",
-	Catches: "A Stackable SparkApplication or a kubeflow SparkConnect whose spec differs between the renderings.",
-	Why:     "The Stackable operator never reconciles an application again once it created its Job, and the kubeflow operator builds a SparkConnect server Pod only when it creates it: the object in the cluster says one thing and the driver runs another, and nothing reports it.",
-	Fix:     "Delete and create the object again when a restart is acceptable (docs/upgrading.md), or keep the old rendering for it.",
-	Failing: baselineFailing, Passing: baselinePassing, RaisedBy: baselineRaisedBy, Fixtures: baselineFixtures,
-}
-
-// SUI073: the change takes effect at the next run or attempt.
-var SUI073 = Rule{
-	ID: "SUI073", Severity: framework.Info, Name: "BaselineNextRun",
-	Title:   "the change takes effect at the next run or attempt (ScheduledSparkApplication, CronJob, Apache SparkApplication)",
-	Catches: "A kubeflow ScheduledSparkApplication, a CronJob or an Apache SparkApplication whose spec differs between the renderings.",
-	Why:     "Their controllers build each run (or attempt) from the object when it starts: the running driver is left alone and the next one has the change.",
-	Fix:     "Nothing to do; it is reported so that a review sees which applications change.",
-	Failing: baselineFailing, Passing: baselinePassing, RaisedBy: baselineRaisedBy, Fixtures: baselineFixtures,
-}
-
-// SUI074: the change is taken in place without a restart.
-var SUI074 = Rule{
-	ID: "SUI074", Severity: framework.Info, Name: "BaselineAppliedInPlace",
-	Title:   "the change is taken in place and restarts nothing (kubeflow suspend/TTL, a workload's fields outside its pod template)",
-	Catches: "A carrier whose spec differs only in fields its controller takes without touching the driver: a kubeflow SparkApplication's suspend or timeToLiveSeconds, a workload's replicas or strategy, a Pod's activeDeadlineSeconds or added tolerations.",
-	Why:     "Nothing breaks; it is reported so that a review sees every carrier that changes.",
-	Fix:     "Nothing to do.",
-	Failing: baselineFailing, Passing: baselinePassing, RaisedBy: baselineRaisedBy, Fixtures: baselineFixtures,
-}
-
 // baselineRules are the rule of each effect.
 var baselineRules = map[app.UpdateEffect]Rule{
 	app.UpdateRefused: SUI070, app.UpdateRestarts: SUI071, app.UpdateNeverApplied: SUI072,
