@@ -12,7 +12,7 @@ var SUI052 = Rule{
 	Why:      "Opening a named pipe blocks until something writes to it, which in a checkout is never: the command would hang. It is reported and skipped; a pipe named on the command line, such as `<(kustomize build)`, is read as asked.",
 	Fix:      "Remove the special file from the directory, or name what feeds it on the command line.",
 	RaisedBy: "fn/krmio/files.go",
-	Fixtures: "`TestValidateSkipsFIFO` in [`fn/validatecmd_test.go`](../fn/validatecmd_test.go) (a real FIFO).",
+	Fixtures: "`TestValidateSkipsFIFO` in [`fn/validatecmd_modes_test.go`](../fn/validatecmd_modes_test.go) (a real FIFO).",
 	Failing: `manifests/
   app.yaml
   feed.yaml      # a named pipe (mkfifo): SUI052, not read

@@ -45,6 +45,7 @@ var Help = cli.Command{
 	Short: "check plain YAML with sparkui's rules; nothing is changed or written back",
 	Usage: []string{
 		"sparkui-fn validate [FILE|DIR|-]... [--output text|json|sarif|junit] [--config FILE] [--stdin-name NAME] [--max-input-bytes BYTES]",
+		"sparkui-fn validate --baseline OLD [NEW|DIR|-]... [--output text|json|sarif|junit]",
 	},
 	Long: `Runs exactly what the KRM function runs with mode: validate, on all the objects at once (an
 application's Pod, Services, ConfigMap and RBAC may sit in different files), and reports each
@@ -57,12 +58,20 @@ finding at its file and line.
   -     standard input (also when no FILE is given)
 
 Validate what will be applied, after sparkui-fn ran: an application the function never
-transformed is an error (SUI060), and so is an input with no object at all.`,
+transformed is an error (SUI060), and so is an input with no object at all.
+
+With --baseline OLD, NEW is compared with OLD (the rendering the cluster has, e.g. the main
+branch's) instead: for every carrier in both whose spec differs, a finding says which fields
+changed (sparkui's or yours) and what applying NEW does to it, from its controller: refused
+by the API server (SUI070, error), the running application restarted (SUI071) or the change
+never applied (SUI072, warnings), the next run (SUI073) or in place (SUI074, info). Other
+objects and carriers in only one rendering are not reported. See docs/upgrading.md.`,
 	Examples: []string{
 		"kustomize build --enable-alpha-plugins --enable-exec overlays/prod | sparkui-fn validate -",
 		"kustomize build --enable-alpha-plugins --enable-exec overlays/prod > prod.yaml",
 		"sparkui-fn validate prod.yaml --output sarif > sparkui.sarif",
 		"sparkui-fn validate manifests/ --config sparkui.yaml --output junit > sparkui-junit.xml",
+		"sparkui-fn validate --baseline main.yaml change.yaml --output sarif > impact.sarif",
 	},
 	Exit: []cli.Exit{
 		{Code: ExitClean, Meaning: "no finding of severity error (warnings and info may be printed)"},
@@ -78,6 +87,8 @@ type Options struct {
 	Config    string
 	StdinName string
 	Paths     []string
+	// Baseline is the previous rendering (--baseline): Paths are then compared with it.
+	Baseline string
 	// MaxInputBytes bounds what is read from every input together; 0 is no limit.
 	MaxInputBytes int64
 }
@@ -120,6 +131,7 @@ func New() *cobra.Command {
 	f.StringVar(&maxBytes, inputlimit.BytesFlag, "", "the most `bytes` read from all inputs together (default 16Mi, or $SPARKUI_MAX_INPUT_BYTES; units Ki, Mi, Gi; 0: no limit): a larger input is refused (exit 2) before it is parsed")
 	f.StringVarP(&o.Output, "output", "o", "text", "the report's `format`: text (file:line: severity: message, a summary on stderr), json, sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML)")
 	f.StringVar(&o.Config, "config", "", "a functionConfig `file` (SparkUIService or ConfigMap) for the other settings, e.g. createRBAC: \"false\" or spark.* properties; its mode is always validate")
+	f.StringVar(&o.Baseline, "baseline", "", "the previous rendering (a `file`, directory or -) to compare the input with: report what applying the input over it does to each carrier, instead of the rules (docs/upgrading.md)")
 	f.StringVar(&o.StdinName, "stdin-name", "stdin", "the file `name` reports give standard input")
 	cmd.SetHelpFunc(func(c *cobra.Command, _ []string) { fmt.Fprint(c.OutOrStdout(), Help.Render(Flags(c.Flags()))) })
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -185,7 +197,7 @@ func NormalizeArgs(args []string) []string {
 			name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 			dashes := ""
 			switch name {
-			case "output", "config", "stdin-name", "help", inputlimit.BytesFlag:
+			case "output", "config", "stdin-name", "baseline", "help", inputlimit.BytesFlag:
 				dashes = "--"
 			case "o", "h":
 				dashes = "-"
@@ -215,7 +227,11 @@ func run(o Options, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(o.Paths) == 0 {
 		o.Paths = []string{"-"}
 	}
-	rep, err := Validate(o, stdin)
+	validateOrCompare := Validate
+	if o.Baseline != "" {
+		validateOrCompare = Baseline
+	}
+	rep, err := validateOrCompare(o, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "sparkui-fn validate: %v\n", err)
 		return ExitUnusable

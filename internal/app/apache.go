@@ -37,7 +37,8 @@ var apacheAdapter = &Adapter{kind: KindApache, group: "spark.apache.org", versio
 	},
 	admission: &Admission{Name: "apache", Spec: "object.spec", Guard: "!has(object.spec) || ", ClientMode: "ClientMode",
 		PodSpec: "object.spec.driverSpec.podTemplateSpec.spec", PodRequired: "object"},
-	detect: func(c *Carrier, _ CarrierOptions) (bool, error) { return true, c.detectApache() }}
+	onUpdate: apacheUpdate,
+	detect:   func(c *Carrier, _ CarrierOptions) (bool, error) { return true, c.detectApache() }}
 
 // detectApache reads a spark.apache.org/v1 or v1beta1 SparkApplication. Both versions have
 // the same driverSpec, sparkConf, mainClass and deploymentMode.
@@ -86,4 +87,13 @@ func (c *Carrier) detectApache() error {
 	// characters): known before the run only when the conf fixes it.
 	c.DriverPodName = c.Conf[KeyDriverPodName]
 	return nil
+}
+
+// apacheUpdate: the Apache operator builds the driver and its resources from the spec only
+// when an attempt starts (spark-operator/.../reconciler/reconcilesteps/AppInitStep.java
+// reconcile: nothing unless the state summary is initializing, and getOrCreateSecondaryResource
+// keeps an existing driver Pod); a running attempt never reads the spec again, so a change
+// reaches the next attempt (a restart by spec.applicationTolerations.restartConfig).
+func apacheUpdate(_ *Carrier, _ []string) Update {
+	return Update{Effect: UpdateNextRun, Says: "the Apache operator builds the driver only when an attempt starts (AppInitStep): the running attempt is left alone, the next attempt (a restart under applicationTolerations.restartConfig) uses it; a finished application without a restart left never does"}
 }

@@ -34,7 +34,8 @@ var (
 		operatorServices: kubeflowUIService, operatorUI: kubeflowOperatorUI, webhookSlot: (*Carrier).webhookSlot, schemaNeed: kubeflowSchemaNeed,
 		fields: kubeflowFields, notes: kubeflowNotes, admission: &Admission{Name: "kubeflow", Spec: "object.spec",
 			PodSpec: "object.spec.driver.template.spec", PodRequired: "object.spec.driver", PodOpen: "object.spec.driver.template"},
-		detect: kubeflow}
+		onUpdate: kubeflowUpdate,
+		detect:   kubeflow}
 	// A ScheduledSparkApplication's spec.template is the SparkApplicationSpec every run is
 	// created from (scheduledsparkapplication/controller.go createSparkApplication copies it
 	// verbatim); its runs have names not known at build time, so no operator Service is.
@@ -46,7 +47,8 @@ var (
 			PodSpec: "object.spec.template.driver.template.spec", PodRequired: "object.spec.template.driver", PodOpen: "object.spec.template.driver.template",
 			// The CRD has no default, and an unset policy is not Allow (detectKubeflow).
 			Overlap: &AdmissionOverlap{Field: "object.spec.concurrencyPolicy", Overlaps: "Allow"}},
-		detect: kubeflow}
+		onUpdate: scheduledUpdate,
+		detect:   kubeflow}
 
 	kubeflowCaps = CapOperatorContainer | CapSparkSubmitsFromConf | CapCustomResource
 	kubeflow     = func(c *Carrier, opts CarrierOptions) (bool, error) { return true, c.detectKubeflow(opts) }
@@ -265,4 +267,28 @@ func (c *Carrier) OtherInjection() *Carrier {
 		o.Injection = InjectTemplate
 	}
 	return &o
+}
+
+// kubeflowUpdate: the operator's update filter (v2.5.2, internal/controller/sparkapplication/
+// event_filter.go EventFilter.Update) compares the old and new spec with suspend and
+// timeToLiveSeconds set equal; any other difference sets the application's state to
+// Invalidating, whatever state it was in (Completed and Failed included), and
+// reconcileInvalidatingSparkApplication (controller.go) deletes the driver and its resources
+// and moves it to PendingRerun: it is submitted again. (Its alpha PartialRestart feature
+// gate, off by default, skips only changes of fields its webhook patches into executor
+// Pods.)
+func kubeflowUpdate(_ *Carrier, changed []string) Update {
+	if onlyUnder(changed, "spec.suspend", "spec.timeToLiveSeconds") {
+		return Update{Effect: UpdateInPlace, Says: "the kubeflow operator takes a change of suspend or timeToLiveSeconds without invalidating the run (event_filter.go Update)"}
+	}
+	return Update{Effect: UpdateRestarts, Says: "the kubeflow operator invalidates the application on any spec change but suspend and timeToLiveSeconds: it deletes the running driver and submits the application again, and a Completed or Failed application still present runs again (event_filter.go Update, controller.go reconcileInvalidatingSparkApplication)"}
+}
+
+// scheduledUpdate: the ScheduledSparkApplication controller (v2.5.2,
+// internal/controller/scheduledsparkapplication/controller.go) watches its object with
+// a filter that passes every update (event_filter.go Update) and, when a run is due, creates
+// a SparkApplication whose spec is spec.template copied (createSparkApplication); the runs
+// already created are SparkApplications of their own and keep their spec.
+func scheduledUpdate(_ *Carrier, _ []string) Update {
+	return Update{Effect: UpdateNextRun, Says: "the ScheduledSparkApplication controller copies spec.template into each run's SparkApplication when the run starts (createSparkApplication): the running one is left alone"}
 }

@@ -122,6 +122,9 @@ type Adapter struct {
 	// server prunes what the schema lacks), given the runtime's index among the init
 	// containers; nil: no such field (SUI042).
 	schemaNeed func(c *Carrier, runtime int) *SchemaNeed
+	// onUpdate is what applying a change of the object does to its running application, read
+	// in its controller's source (update.go); nil: assumed to restart it.
+	onUpdate func(c *Carrier, changed []string) Update
 	// detect reads the object; false when it is not a driver after all (a workload whose pod
 	// template is no driver's).
 	detect func(c *Carrier, opts CarrierOptions) (bool, error)

@@ -26,6 +26,7 @@ var sparkConnectAdapter = &Adapter{kind: KindWorkload, group: kubeflowGroup, ver
 	caps: CapOperatorContainer | CapOperatorLifecycle | CapConfAppID | CapCustomResource,
 	role: connectRole, operatorServices: connectServices, operatorUI: connectOperatorUI,
 	admission: &Admission{Name: "sparkconnect", PodSpec: "object.spec.server.template.spec", PodRequired: "object.spec.server", PodOpen: "object.spec.server.template"},
+	onUpdate:  sparkConnectUpdate,
 	detect:    func(c *Carrier, _ CarrierOptions) (bool, error) { return true, c.detectSparkConnect() }}
 
 // connectOperatorUI: the server Service's port web-ui targets 4040 whatever the UI bound
@@ -104,4 +105,13 @@ func (c *Carrier) detectSparkConnect() error {
 	}
 	c.ServiceAccount, c.ServiceAccountPath, c.HostNetwork, err = c.readPodSpecFacts()
 	return err
+}
+
+// sparkConnectUpdate: the SparkConnect controller (v2.5.2, internal/controller/sparkconnect/
+// reconciler.go) runs createOrUpdateServerPod on every reconcile, but mutateServerPod copies
+// spec.server.template and builds the command only while the Pod has no creationTimestamp:
+// an existing server Pod keeps what it was created with. Its conf ConfigMap is updated
+// (createOrUpdateConfigMap), but Spark reads its conf at start.
+func sparkConnectUpdate(_ *Carrier, _ []string) Update {
+	return Update{Effect: UpdateNeverApplied, Says: "the kubeflow operator builds the SparkConnect server Pod only when it creates it (reconciler.go mutateServerPod): the running server never gets the change, and nothing says so, until its Pod is deleted and created again"}
 }

@@ -40,7 +40,8 @@ var stackableAdapter = &Adapter{kind: KindStackable, group: "spark.stackable.tec
 	},
 	admission: &Admission{Name: "stackable", Spec: "object.spec",
 		PodSpec: "object.spec.driver.podOverrides.spec", PodRequired: "object.spec", PodOpen: "object.spec.driver.podOverrides"},
-	detect: func(c *Carrier, _ CarrierOptions) (bool, error) { return true, c.detectStackable() }}
+	onUpdate: stackableUpdate,
+	detect:   func(c *Carrier, _ CarrierOptions) (bool, error) { return true, c.detectStackable() }}
 
 // detectStackable reads the application: spec.sparkConf, spec.mode (cluster|client, required
 // by the CRD), spec.mainClass, the Spark version (spec.sparkImage.productVersion) and the
@@ -87,4 +88,13 @@ func (c *Carrier) detectStackable() error {
 	// the conf names it.
 	c.DriverPodName = c.Conf[KeyDriverPodName]
 	return nil
+}
+
+// stackableUpdate: once the operator has created the spark-submit Job it patches a status,
+// and every later reconcile stops at k8s_job_has_been_created (spark_k8s_controller.rs
+// reconcile; crd/mod.rs: "has been created" is a non-empty status phase, the fix of its
+// issue #457): the application is never submitted again from a changed spec. Its own docs say
+// the operator never reconciles an application once it has been created.
+func stackableUpdate(_ *Carrier, _ []string) Update {
+	return Update{Effect: UpdateNeverApplied, Says: "the Stackable operator never reconciles a SparkApplication after it created its Job (spark_k8s_controller.rs reconcile, k8s_job_has_been_created): the change is never applied, and nothing says so, until the SparkApplication is deleted and created again"}
 }

@@ -23,22 +23,22 @@ const KindWorkload CarrierKind = "workload"
 var (
 	deploymentAdapter = &Adapter{kind: KindWorkload, group: "apps", versions: []string{"v1"}, objectKind: "Deployment", resource: "deployments",
 		base: []string{"spec", "template"}, podSpec: []string{"spec"}, caps: CapConfAppID, replicas: []string{"spec", "replicas"},
-		runLabel: "pod-template-hash", runEnv: sidecar.EnvRunLabel, detect: workload,
+		runLabel: "pod-template-hash", runEnv: sidecar.EnvRunLabel, detect: workload, onUpdate: rolloutUpdate,
 		// The API server defaults strategy.type to RollingUpdate before admission.
 		admission: &Admission{Name: "deployment", Family: "workload", Driver: templateIsDriver, PodSpec: "object.spec.template.spec",
 			Overlap: &AdmissionOverlap{Field: "object.spec.strategy.type", Overlaps: "RollingUpdate", Defaulted: true}}}
 	statefulSetAdapter = &Adapter{kind: KindWorkload, group: "apps", versions: []string{"v1"}, objectKind: "StatefulSet", resource: "statefulsets",
 		base: []string{"spec", "template"}, podSpec: []string{"spec"}, caps: CapConfAppID, replicas: []string{"spec", "replicas"},
-		runLabel: "statefulset.kubernetes.io/pod-name", runEnv: sidecar.EnvRunLabel, detect: workload,
+		runLabel: "statefulset.kubernetes.io/pod-name", runEnv: sidecar.EnvRunLabel, detect: workload, onUpdate: rolloutUpdate,
 		admission: &Admission{Name: "statefulset", Family: "workload", Driver: templateIsDriver, PodSpec: "object.spec.template.spec"}}
 	jobAdapter = &Adapter{kind: KindWorkload, group: "batch", versions: []string{"v1"}, objectKind: "Job", resource: "jobs",
 		base: []string{"spec", "template"}, podSpec: []string{"spec"}, caps: CapConfAppID, replicas: []string{"spec", "parallelism"},
-		runLabel: "batch.kubernetes.io/controller-uid", runEnv: sidecar.EnvRunLabel, detect: workload,
+		runLabel: "batch.kubernetes.io/controller-uid", runEnv: sidecar.EnvRunLabel, detect: workload, onUpdate: jobUpdate,
 		admission: &Admission{Name: "job", Driver: templateIsDriver, PodSpec: "object.spec.template.spec"}}
 	cronJobAdapter = &Adapter{kind: KindWorkload, group: "batch", versions: []string{"v1"}, objectKind: "CronJob", resource: "cronjobs",
 		base: []string{"spec", "jobTemplate", "spec", "template"}, podSpec: []string{"spec"}, caps: CapConfAppID,
 		replicas: []string{"spec", "jobTemplate", "spec", "parallelism"},
-		runLabel: "batch.kubernetes.io/controller-uid", runEnv: sidecar.EnvRunLabel, detect: workload,
+		runLabel: "batch.kubernetes.io/controller-uid", runEnv: sidecar.EnvRunLabel, detect: workload, onUpdate: nextRun("the CronJob controller creates each run's Job from spec.jobTemplate when it is due (pkg/controller/cronjob getJobFromTemplate2): a running Job keeps the template it was made from"),
 		// The API server defaults concurrencyPolicy to Allow before admission.
 		admission: &Admission{Name: "cronjob", Driver: cronJobTemplateIsDriver, PodSpec: "object.spec.jobTemplate.spec.template.spec",
 			Overlap: &AdmissionOverlap{Field: "object.spec.concurrencyPolicy", Overlaps: "Allow", Defaulted: true}}}
@@ -304,4 +304,42 @@ func (c *Carrier) readConfFile(opts CarrierOptions, ctr *yaml.Node, ctrPath, pro
 		}
 	}
 	return nil
+}
+
+// rolloutUpdate: a Deployment's or StatefulSet's controller replaces its Pods when the pod
+// template changes (k8s.io/kubernetes pkg/controller/deployment, a new ReplicaSet per
+// template hash; pkg/controller/statefulset, a new controller revision), so the running
+// driver is killed and a new one started; a change outside the template (replicas,
+// strategy) is taken in place.
+func rolloutUpdate(c *Carrier, changed []string) Update {
+	if !onlyOutside(changed, c.basePath()) {
+		return Update{Effect: UpdateRestarts, Says: "the pod template changed: the rollout replaces the driver Pod (a StatefulSet with updateStrategy OnDelete only when the Pod is deleted): the running driver, its Spark Connect or notebook sessions, are lost"}
+	}
+	return Update{Effect: UpdateInPlace, Says: "only fields outside the pod template changed: no Pod is replaced"}
+}
+
+// jobUpdate: a Job's pod template is immutable while the Job is not suspended (k8s.io/kubernetes
+// pkg/apis/batch/validation/validation.go ValidateJobSpecUpdate, validatePodTemplateUpdate,
+// read at v1.37.2), so the API server refuses the apply and a GitOps sync stays failed.
+func jobUpdate(c *Carrier, changed []string) Update {
+	if !onlyOutside(changed, c.basePath()) {
+		return Update{Effect: UpdateRefused, Says: "the API server refuses it: a Job's pod template is immutable (ValidateJobSpecUpdate); with Flux's force or Argo CD's Replace=true the Job, even a completed one, is deleted and created again instead: the driver runs again"}
+	}
+	return Update{Effect: UpdateInPlace, Says: "only fields outside the pod template changed: the running driver is left alone (the API server's Job validation decides which of those it takes)"}
+}
+
+// nextRun is the behaviour of a carrier whose controller makes each run from the object
+// when the run starts, as says explains.
+func nextRun(says string) func(*Carrier, []string) Update {
+	return func(*Carrier, []string) Update { return Update{Effect: UpdateNextRun, Says: says} }
+}
+
+// onlyOutside reports that no path in changed is base or under it.
+func onlyOutside(changed []string, base string) bool {
+	for _, p := range changed {
+		if onlyUnder([]string{p}, base) {
+			return false
+		}
+	}
+	return true
 }

@@ -93,7 +93,7 @@ Every result carries ` + "`tags: {rule: SUIxxx}`" + `, a message starting with `
 a ` + "`resourceRef`" + ` and, where a field is at fault, ` + "`field.path`" + ` in the dotted KRM form
 (` + "`spec.containers[0].ports[2].containerPort`" + `); ` + "`file`" + ` only when the input carried a path
 annotation. Transform mode validates its own output with these rules (any error there is a bug,
-and ` + "`fn/validatecmd_test.go`" + ` proves there is none on any fixture but those with bad input);
+and ` + "`fn/validatecmd_modes_test.go`" + ` proves there is none on any fixture but those with bad input);
 ` + "`spec.mode: validate`" + ` (ConfigMap key ` + "`mode`" + `) and ` + "`sparkui-fn validate`" + ` only report and never
 change an object. Each rule is one value in ` + "`validate/suiNNN.go`" + ` (its text, its example
 manifests and its check), listed in ` + "`validate/catalog.go`" + `; this page is generated from them
