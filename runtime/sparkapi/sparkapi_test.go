@@ -2,6 +2,7 @@ package sparkapi_test
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -238,24 +239,40 @@ func TestCredentialFiles(t *testing.T) {
 	}
 }
 
+// TLS on at one end only is a TLSMismatch whose detail says which end, never a silent
+// NotSpark (issue 31: TLS turned on by spark-defaults.conf left the runtime "still waiting").
 func TestProbeWrongScheme(t *testing.T) {
 	plain := fake(t, fakespark.Options{AppID: me.AppID, State: fakespark.Ready})
-	if r := probe(t, true, plain.Addr); r.Verdict != sparkapi.NotSpark {
+	if r := probe(t, true, plain.Addr); r.Verdict != sparkapi.TLSMismatch || !strings.Contains(r.Detail, "answers plain HTTP") {
 		t.Errorf("https to a plain UI: %s (%s)", r.Verdict, r.Detail)
 	}
 	secure := fake(t, fakespark.Options{TLS: true, AppID: me.AppID, State: fakespark.Ready})
 	if r := probe(t, false, secure.Addr); r.Verdict != sparkapi.NotSpark {
+		// Go's TLS server answers a plain request with a plain 400, not an alert.
 		t.Errorf("http to a TLS UI: %s (%s)", r.Verdict, r.Detail)
 	}
-	// The plain connector of a TLS UI redirects: not the port to bind.
+	// The plain connector of a TLS UI redirects to the same path on the HTTPS port
+	// (JettyUtils.createRedirectHttpsHandler): not the port to bind, and the reason says so.
 	red, err := fakespark.StartRedirector("", secure.Port)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer red.Close()
 	r := probe(t, false, "127.0.0.1:"+itoa(red.Port))
-	if r.Verdict != sparkapi.NotSpark || !strings.Contains(r.Detail, "redirect") {
+	if r.Verdict != sparkapi.TLSMismatch || !strings.Contains(r.Detail, "https://") || !strings.Contains(r.Detail, "configured for plain HTTP") {
 		t.Errorf("redirecting connector: %s (%s)", r.Verdict, r.Detail)
+	}
+}
+
+// needClientAuth: Jetty aborts the handshake of a client without a certificate.
+func TestProbeClientAuth(t *testing.T) {
+	s := httptest.NewUnstartedServer(http.NotFoundHandler())
+	s.TLS = &tls.Config{ClientAuth: tls.RequireAnyClientCert}
+	s.StartTLS()
+	defer s.Close()
+	r := probe(t, true, strings.TrimPrefix(s.URL, "https://"))
+	if r.Verdict != sparkapi.TLSMismatch || !strings.Contains(r.Detail, "needClientAuth") {
+		t.Errorf("client auth: %s (%s)", r.Verdict, r.Detail)
 	}
 }
 
@@ -271,7 +288,8 @@ func TestProbeOddAnswers(t *testing.T) {
 			http.Redirect(w, r, "/login", http.StatusFound)
 		}, sparkapi.Denied},
 		{"404 (another web server)", http.NotFound, sparkapi.NotSpark},
-		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }, sparkapi.StartingUp},
+		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }, sparkapi.Failing},
+		{"503", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }, sparkapi.Failing},
 		{"other HTML", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			_, _ = w.Write([]byte("<html>hello</html>"))
