@@ -263,10 +263,22 @@ func (p *Prober) refusal(req *http.Request, resp *http.Response) (string, bool) 
 			}
 		}
 		return fmt.Sprintf("%s answers %s (%s)", req.URL.Path, resp.Status, what), true
-	case code >= 300 && code < 400 && !p.httpsRedirect(req, resp):
+	case code >= 300 && code < 400 && !p.httpsRedirect(req, resp) && !attachingRedirect(req, resp):
 		return fmt.Sprintf("%s redirects to %s (a single sign-on filter's login page?)", req.URL.Path, resp.Header.Get("Location")), true
 	}
 	return "", false
+}
+
+// attachingRedirect: a redirect of /api/v1/… to <basePath>/jobs/ comes from the UI's root
+// context while SparkUI.attachAllHandlers adds the UI's handlers one by one (core's
+// ui/SparkUI.scala: initialize() adds createRedirectHandler("/", "/jobs/") before
+// ApiRootResource's "/api" context). JettyUtils.createServletHandler maps that redirect
+// servlet at "/" of context "/", and Jetty's ContextHandlerCollection.handle picks the
+// longest context path that prefixes the target, "/" matching every target: until "/api" is
+// added every /api/v1 request is redirected (Jetty 9.4 and 10 alike). Not yet, not a filter.
+func attachingRedirect(req *http.Request, resp *http.Response) bool {
+	loc, err := resp.Location()
+	return err == nil && strings.HasPrefix(req.URL.Path, "/api/v1/") && strings.HasSuffix(loc.Path, "/jobs/")
 }
 
 // httpsRedirect: the plain connector of a TLS UI redirects every request to the same path on
@@ -338,6 +350,8 @@ func (p *Prober) getJSON(ctx context.Context, u string, limit int64, v any, auth
 		return Result{Verdict: TLSMismatch, Status: resp.StatusCode, Detail: fmt.Sprintf(
 			"redirects to %s: Spark's UI has TLS on (spark.ssl.ui.enabled, or spark.ssl.enabled, perhaps from the image's spark-defaults.conf) but the runtime was configured for plain HTTP: set TLS where sparkui reads it (the application's conf or functionConfig)",
 			resp.Header.Get("Location"))}, false
+	case resp.StatusCode >= 300 && resp.StatusCode < 400 && attachingRedirect(req, resp):
+		return Result{Verdict: StartingUp, Status: resp.StatusCode, Detail: req.URL.Path + " redirects to " + resp.Header.Get("Location") + ": the UI's handlers are being attached"}, false
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		return Result{Verdict: NotSpark, Status: resp.StatusCode, Detail: fmt.Sprintf("%s redirects to %s", req.URL.Path, resp.Header.Get("Location"))}, false
 	case resp.StatusCode >= 500:

@@ -288,6 +288,17 @@ func TestProbeOddAnswers(t *testing.T) {
 			http.Redirect(w, r, "/login", http.StatusFound)
 		}, sparkapi.Denied},
 		{"404 (another web server)", http.NotFound, sparkapi.NotSpark},
+		// SparkUI.attachAllHandlers: the root context's redirect is attached before the
+		// API's, so /api/v1 answers 302 to /jobs/ for a moment (issue 31, fix 3).
+		{"302 to /jobs/ while handlers are attached", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://"+r.Host+"/jobs/", http.StatusFound)
+		}, sparkapi.StartingUp},
+		{"302 to <proxyBase>/jobs/ while handlers are attached", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "https://spark.example.com/apps/wordcount/jobs/", http.StatusFound)
+		}, sparkapi.StartingUp},
+		{"302 to a login page ending in jobs", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "https://sso.example.com/login?next=/jobs", http.StatusFound)
+		}, sparkapi.Denied},
 		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }, sparkapi.Failing},
 		{"503", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }, sparkapi.Failing},
 		{"other HTML", func(w http.ResponseWriter, r *http.Request) {
