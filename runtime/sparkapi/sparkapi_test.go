@@ -394,3 +394,26 @@ func TestProbeUnderProxyBase(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeSparkStartup: through every state of a starting UI (fakespark.SparkStartup) the
+// probe never refuses (Denied) and never takes the UI for another program except in the two
+// 404 windows, which the Finder reads as "starting" once the starting-up page was seen.
+func TestProbeSparkStartup(t *testing.T) {
+	ui := fake(t, fakespark.Options{AppID: me.AppID, PodName: me.PodName, Namespace: me.Namespace, State: fakespark.Bare})
+	for _, tc := range []struct {
+		state fakespark.State
+		want  sparkapi.Verdict
+	}{
+		{fakespark.Bare, sparkapi.NotSpark},
+		{fakespark.StartingUp, sparkapi.StartingUp},
+		{fakespark.Attaching, sparkapi.NotSpark},
+		{fakespark.AttachingAPI, sparkapi.StartingUp},
+		{fakespark.EnvPending, sparkapi.Match},
+		{fakespark.Ready, sparkapi.Match},
+	} {
+		ui.Set(tc.state)
+		if r := probe(t, false, ui.Addr); r.Verdict != tc.want || (tc.want == sparkapi.NotSpark && r.Status != http.StatusNotFound) {
+			t.Errorf("state %d: %s %d (%s), want %s", tc.state, r.Verdict, r.Status, r.Detail, tc.want)
+		}
+	}
+}
