@@ -13,7 +13,7 @@ var SUI015 = Rule{
 	Severity: framework.Error,
 	Title:    "unreadable spark.properties or a bad UI setting",
 	Name:     "SparkProperties",
-	Catches:  "A driver spark.properties that cannot be parsed, or a setting sparkui reads (spark.ui.port, spark.port.maxRetries, spark.ssl.ui.port, spark.ssl.port, spark.driver.port, spark.blockManager.port, spark.driver.blockManager.port, spark.connect.grpc.binding.port, the TLS and UI switches) that is not a valid value: a port must be 0 (random) or 1024-65535, as Spark's Utils.startServiceOnPort requires.",
+	Catches:  "A driver spark.properties that cannot be parsed, or a setting sparkui reads (spark.ui.port, spark.port.maxRetries, spark.ssl.ui.port, spark.ssl.port (an integer ≥ 0: only SSLOptions.parse reads it), spark.driver.port, spark.blockManager.port, spark.driver.blockManager.port, spark.connect.grpc.binding.port, the TLS and UI switches) that is not a valid value: a port must be 0 (random) or 1024-65535, as Spark's Utils.startServiceOnPort requires.",
 	Why:      "Spark fails at start on it, and sparkui cannot know which port the UI will bind (it assumes Spark's default for the rest).",
 	Fix:      "Correct the named key in the ConfigMap, or in spec.sparkConf.",
 	Failing: `kind: ConfigMap

@@ -131,13 +131,18 @@ func Derive(props map[string]string) (Settings, []*SettingError) {
 	s.UIEnabled = boolean(KeyUIEnabled, true)
 	s.UIPort, _ = port(KeyUIPort, DefaultUIPort)
 	s.MaxRetries, _ = integer(KeyMaxRetries, DefaultMaxRetries, func(n int) bool { return n >= 0 && n <= 65535 }, "an integer from 0 to 65535")
-	// spark.ssl.ui.* inherits from spark.ssl.*, as Spark's SSLOptions does.
+	// spark.ssl.ui.enabled inherits spark.ssl.enabled (SecurityManager parses "spark.ssl" and
+	// passes it as defaults to SSLOptions.parse for "spark.ssl.ui"), but the port does not:
+	// SSLOptions.parse reads `$ns.port` with no `.orElse(defaults...)` (core's SSLOptions.scala,
+	// 3.x and master alike; docs/security.md: "The default namespace is ignored when reading
+	// this configuration"). JettyUtils.startJettyServer then binds
+	// sslOptions.port.getOrElse(if (port > 0) Utils.userPort(port, 400) else 0).
 	sslDefault := boolean(KeySSLEnabled, false)
 	s.TLS = boolean(KeySSLUIEnabled, sslDefault)
-	sslPort, set := port(KeySSLPort, 0)
-	if uiSSL, ok := port(KeySSLUIPort, 0); ok {
-		sslPort, set = uiSSL, true
-	}
+	// spark.ssl.port is still parsed by Spark for the default namespace ("toInt", then
+	// require(p >= 0)): a value that fails there stops the driver, so it is reported.
+	integer(KeySSLPort, 0, func(n int) bool { return n >= 0 }, "a non-negative integer (SSLOptions.parse)")
+	sslPort, set := port(KeySSLUIPort, 0)
 	if s.TLS {
 		switch {
 		case set:

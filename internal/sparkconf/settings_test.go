@@ -27,8 +27,13 @@ func TestDerive(t *testing.T) {
 			with(func(s *Settings) { s.TLS, s.UIPort, s.SSLPort = true, 0, 0 }), 4440},
 		{"tls explicit", map[string]string{KeySSLUIEnabled: "true", KeySSLUIPort: "8443", KeySSLPort: "9443"},
 			with(func(s *Settings) { s.TLS, s.SSLPort = true, 8443 }), 8443},
-		{"tls inherits spark.ssl.port", map[string]string{KeySSLUIEnabled: "true", KeySSLPort: "9443"},
-			with(func(s *Settings) { s.TLS, s.SSLPort = true, 9443 }), 9443},
+		// SSLOptions.parse reads "$ns.port" without the defaults' port: spark.ssl.port is not
+		// inherited, the UI's HTTPS port stays userPort(spark.ui.port, 400) (issue 31).
+		{"tls ignores spark.ssl.port", map[string]string{KeySSLEnabled: "true", KeySSLPort: "9443", KeyUIPort: "4045"},
+			with(func(s *Settings) { s.TLS, s.UIPort, s.SSLPort = true, 4045, 4445 }), 4445},
+		{"tls random ui port ignores spark.ssl.port", map[string]string{KeySSLUIEnabled: "true", KeySSLPort: "9443", KeyUIPort: "0"},
+			with(func(s *Settings) { s.TLS, s.UIPort, s.SSLPort = true, 0, 0 }), 4440},
+		{"spark.ssl.port below 1024 is no error", map[string]string{KeySSLPort: "443"}, base, 4040},
 		{"tls explicit random secure port", map[string]string{KeySSLUIEnabled: "true", KeySSLUIPort: "0"},
 			with(func(s *Settings) { s.TLS, s.SSLPort = true, 0 }), 4440},
 		{"userPort wraps like Spark", map[string]string{KeySSLUIEnabled: "true", KeyUIPort: "65400"},
@@ -92,7 +97,7 @@ func TestSkipPorts(t *testing.T) {
 }
 
 func TestDerivePortRange(t *testing.T) {
-	for _, key := range []string{KeyUIPort, KeySSLPort, KeySSLUIPort, KeyDriverPort, KeyBlockManagerPort, KeyDriverBlockManagerPort, KeyConnectPort} {
+	for _, key := range []string{KeyUIPort, KeySSLUIPort, KeyDriverPort, KeyBlockManagerPort, KeyDriverBlockManagerPort, KeyConnectPort} {
 		for _, v := range []string{"1", "80", "1023", "65536", "-1", "2147483648"} {
 			_, errs := Derive(map[string]string{key: v})
 			want := key + "=" + strconv.Quote(v) + " is not 0 (a random port) or an integer port from 1024 to 65535"
@@ -104,6 +109,17 @@ func TestDerivePortRange(t *testing.T) {
 			if _, errs := Derive(map[string]string{key: v}); len(errs) != 0 {
 				t.Errorf("%s=%s: errors %v, want none", key, v, errs)
 			}
+		}
+	}
+}
+
+// spark.ssl.port is only parsed for the default namespace, where SSLOptions.parse applies
+// "toInt" and require(p >= 0) and nothing else.
+func TestDeriveSSLDefaultPort(t *testing.T) {
+	for v, bad := range map[string]bool{"-1": true, "x": true, "2147483648": true, "0": false, "80": false, "70000": false} {
+		_, errs := Derive(map[string]string{KeySSLPort: v})
+		if bad != (len(errs) == 1) || len(errs) > 1 {
+			t.Errorf("spark.ssl.port=%s: errors %v, want error %v", v, errs, bad)
 		}
 	}
 }

@@ -66,6 +66,7 @@ type Agent struct {
 	kick     chan struct{}
 	cancelOp context.CancelFunc // cancels the request in flight when want changes
 	fatalMsg string
+	reason   Reason // why the UI is not bound (state.go)
 	// verifiedID is the application id the UI this process found reported (sparkapi Match).
 	verifiedID string
 	said       map[string]bool // messages logged once

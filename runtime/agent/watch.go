@@ -67,13 +67,18 @@ func (a *Agent) watch(ctx context.Context) {
 					a.verifiedID = id
 					a.mu.Unlock()
 				}
+				a.clearReason()
 				a.setWant(desire{bound: true, port: sock.Port, reason: "UI found"})
 			default:
 				if first {
 					a.setWant(desire{reason: "no UI at start"})
 				}
 				if time.Since(lastWaitLog) >= a.cfg.WaitLog {
-					a.log.Info("still waiting for the UI", "ports", a.portsDesc(), "seen", a.finder.Summary())
+					args := []any{"ports", a.portsDesc(), "seen", a.finder.Summary()}
+					if r := a.Reason(); r.Msg != "" {
+						args = append(args, "reason", r.Msg, "since", r.Since.Format(time.RFC3339))
+					}
+					a.log.Info("still waiting for the UI", args...)
 					lastWaitLog = time.Now()
 				}
 			}
@@ -108,9 +113,11 @@ func (a *Agent) portsDesc() string {
 	return discover.PortsString(ports)
 }
 
-// onVerdict reports, once each, what a person must act on among the verdicts: a UI behind an
-// authentication filter (also in the termination log: the runtime will never bind it without
-// a credential) and, under hostNetwork, a live UI whose identity cannot be proven.
+// onVerdict reports, once each, what a person must act on among the verdicts, in the log and
+// as the reason the UI is not bound (the termination message): a UI behind an authentication
+// filter (never bound without a credential), a UI whose TLS the runtime was not configured
+// for or cannot pass, a REST API that keeps failing, and, under hostNetwork, a live UI whose
+// identity cannot be proven.
 func (a *Agent) onVerdict(s discover.Socket, r sparkapi.Result) {
 	var msg string
 	switch r.Verdict {
@@ -118,9 +125,14 @@ func (a *Agent) onVerdict(s discover.Socket, r sparkapi.Result) {
 		msg = "the UI refuses the runtime's probes; not bound: " + r.Detail
 	case sparkapi.Unproven:
 		msg = "a live Spark UI whose identity cannot be proven under hostNetwork; not bound: " + r.Detail
+	case sparkapi.TLSMismatch:
+		msg = "TLS the runtime cannot verify; not bound: " + r.Detail
+	case sparkapi.Failing:
+		msg = "Spark's REST API keeps failing; not bound until it answers: " + r.Detail
 	default:
 		return
 	}
+	a.setReason(fmt.Sprintf("port %d: %s", s.Port, msg))
 	a.mu.Lock()
 	said := a.said[msg]
 	a.said[msg] = true
@@ -129,7 +141,4 @@ func (a *Agent) onVerdict(s discover.Socket, r sparkapi.Result) {
 		return
 	}
 	a.log.Warn(msg, "port", s.Port)
-	if r.Verdict == sparkapi.Denied {
-		a.fatal(fmt.Sprintf("port %d: %s", s.Port, msg))
-	}
 }

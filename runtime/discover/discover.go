@@ -270,6 +270,9 @@ func (f *Finder) before(a, b Socket) bool {
 	return a.Inode < b.Inode
 }
 
+// failingReport is how many 5xx answers in a row make a failing REST API worth reporting.
+const failingReport = 3
+
 // never is the retry time of a verdict that cannot change for a socket.
 var never = time.Unix(1<<62, 0)
 
@@ -392,8 +395,16 @@ func (f *Finder) record(e *entry, r sparkapi.Result) {
 	if r.Verdict == sparkapi.StartingUp {
 		e.startingUp = true
 	}
-	// A refusal's detail says what to fix (no credential, a refused one): a new one counts.
+	// A refusal's detail says what to fix (no credential, a refused one): a new one counts. A
+	// failing REST API is reported once it has failed failingReport times in a row: one 5xx
+	// while Spark stores the application is no news.
 	changed := e.result.Verdict != r.Verdict || (r.Verdict == sparkapi.Denied && e.result.Detail != r.Detail)
+	if r.Verdict == sparkapi.Failing {
+		if e.result.Verdict != sparkapi.Failing {
+			e.fails = 0
+		}
+		changed = e.fails+1 == failingReport
+	}
 	e.result = r
 	sock := e.sock
 	defer func() {
@@ -413,10 +424,11 @@ func (f *Finder) record(e *entry, r sparkapi.Result) {
 		// Another application's live UI, a History Server, a finished attempt: a listening
 		// socket keeps serving it for its whole life.
 		e.next = never
-	case sparkapi.Unknown:
+	case sparkapi.Unknown, sparkapi.Failing:
+		// Failing used to count as starting up and was asked every 100 ms forever.
 		e.fails++
 		e.next = now.Add(backoff(e.fails, 100*time.Millisecond, 5*time.Second))
-	default: // Denied, NotSpark
+	default: // Denied, NotSpark, TLSMismatch
 		e.fails++
 		e.next = now.Add(backoff(e.fails, time.Second, time.Minute))
 	}

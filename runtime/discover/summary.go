@@ -31,7 +31,7 @@ func (f *Finder) Summary() string {
 			return -1
 		case sparkapi.StartingUp:
 			return 0
-		case sparkapi.Denied, sparkapi.Unproven:
+		case sparkapi.Denied, sparkapi.Unproven, sparkapi.TLSMismatch, sparkapi.Failing:
 			return 1
 		case sparkapi.Unknown:
 			return 2

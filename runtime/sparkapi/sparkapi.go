@@ -27,8 +27,8 @@ const (
 	Unknown Verdict = iota
 	// Match: a live application UI that is this application's.
 	Match
-	// StartingUp: Spark's "Spark is starting up" page, an empty listing, a 5xx, or one of the
-	// 404 windows of a starting UI: ask again at the next poll.
+	// StartingUp: Spark's "Spark is starting up" page, an empty listing, or one of the 404/302
+	// windows of a starting UI: ask again at the next poll.
 	StartingUp
 	// Denied: an authentication filter (spark.ui.filters) refuses the probe (401, 403, or a
 	// redirect to a login page): identity cannot be checked, never bound.
@@ -46,9 +46,17 @@ const (
 	// application: another id, and no (or a redacted) spark.kubernetes.driver.pod.name.
 	// "Cannot tell", never "another application"; not bound.
 	Unproven
+	// TLSMismatch: the socket speaks the other scheme than the runtime was configured for: the
+	// plain connector of a TLS UI redirecting to https://host:securePort (JettyUtils
+	// createRedirectHttpsHandler), plain HTTP where HTTPS was expected, or a handshake the UI
+	// refuses (spark.ssl.ui.needClientAuth). Never bound: the Service's scheme would be wrong.
+	TLSMismatch
+	// Failing: the REST API answers 5xx. A starting UI does not (its init handler answers 200
+	// on every path, SparkUI.initHandler); asked again with a bounded backoff and reported.
+	Failing
 )
 
-var verdictNames = [...]string{"unknown", "match", "starting-up", "denied", "other-app", "not-spark", "not-live", "unproven"}
+var verdictNames = [...]string{"unknown", "match", "starting-up", "denied", "other-app", "not-spark", "not-live", "unproven", "tls-mismatch", "failing"}
 
 func (v Verdict) String() string {
 	if int(v) < len(verdictNames) {
@@ -255,10 +263,22 @@ func (p *Prober) refusal(req *http.Request, resp *http.Response) (string, bool) 
 			}
 		}
 		return fmt.Sprintf("%s answers %s (%s)", req.URL.Path, resp.Status, what), true
-	case code >= 300 && code < 400 && !p.httpsRedirect(req, resp):
+	case code >= 300 && code < 400 && !p.httpsRedirect(req, resp) && !attachingRedirect(req, resp):
 		return fmt.Sprintf("%s redirects to %s (a single sign-on filter's login page?)", req.URL.Path, resp.Header.Get("Location")), true
 	}
 	return "", false
+}
+
+// attachingRedirect: a redirect of /api/v1/… to <basePath>/jobs/ comes from the UI's root
+// context while SparkUI.attachAllHandlers adds the UI's handlers one by one (core's
+// ui/SparkUI.scala: initialize() adds createRedirectHandler("/", "/jobs/") before
+// ApiRootResource's "/api" context). JettyUtils.createServletHandler maps that redirect
+// servlet at "/" of context "/", and Jetty's ContextHandlerCollection.handle picks the
+// longest context path that prefixes the target, "/" matching every target: until "/api" is
+// added every /api/v1 request is redirected (Jetty 9.4 and 10 alike). Not yet, not a filter.
+func attachingRedirect(req *http.Request, resp *http.Response) bool {
+	loc, err := resp.Location()
+	return err == nil && strings.HasPrefix(req.URL.Path, "/api/v1/") && strings.HasSuffix(loc.Path, "/jobs/")
 }
 
 // httpsRedirect: the plain connector of a TLS UI redirects every request to the same path on
@@ -308,7 +328,13 @@ func (p *Prober) getJSON(ctx context.Context, u string, limit int64, v any, auth
 			// Never bound without verifying it: a credential that cannot be read refuses.
 			return Result{Verdict: Denied, Detail: err.Error() + p.filterHint()}, false
 		}
-		return Result{Verdict: classifyTransportError(err), Detail: err.Error()}, false
+		v := classifyTransportError(err)
+		if v == NotSpark {
+			if what, ok := p.tlsTrouble(err); ok {
+				return Result{Verdict: TLSMismatch, Detail: what}, false
+			}
+		}
+		return Result{Verdict: v, Detail: err.Error()}, false
 	}
 	defer resp.Body.Close()
 	body := io.LimitReader(resp.Body, limit)
@@ -320,10 +346,16 @@ func (p *Prober) getJSON(ctx context.Context, u string, limit int64, v any, auth
 		return Result{Verdict: Denied, Status: resp.StatusCode, Detail: what + p.filterHint()}, false
 	}
 	switch {
+	case resp.StatusCode >= 300 && resp.StatusCode < 400 && p.httpsRedirect(req, resp):
+		return Result{Verdict: TLSMismatch, Status: resp.StatusCode, Detail: fmt.Sprintf(
+			"redirects to %s: Spark's UI has TLS on (spark.ssl.ui.enabled, or spark.ssl.enabled, perhaps from the image's spark-defaults.conf) but the runtime was configured for plain HTTP: set TLS where sparkui reads it (the application's conf or functionConfig)",
+			resp.Header.Get("Location"))}, false
+	case resp.StatusCode >= 300 && resp.StatusCode < 400 && attachingRedirect(req, resp):
+		return Result{Verdict: StartingUp, Status: resp.StatusCode, Detail: req.URL.Path + " redirects to " + resp.Header.Get("Location") + ": the UI's handlers are being attached"}, false
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		return Result{Verdict: NotSpark, Status: resp.StatusCode, Detail: fmt.Sprintf("redirects to %s (the plain connector of a TLS UI)", resp.Header.Get("Location"))}, false
+		return Result{Verdict: NotSpark, Status: resp.StatusCode, Detail: fmt.Sprintf("%s redirects to %s", req.URL.Path, resp.Header.Get("Location"))}, false
 	case resp.StatusCode >= 500:
-		return Result{Verdict: StartingUp, Status: resp.StatusCode, Detail: "answers " + resp.Status}, false
+		return Result{Verdict: Failing, Status: resp.StatusCode, Detail: "Spark's REST API " + req.URL.Path + " answers " + resp.Status}, false
 	case resp.StatusCode != http.StatusOK:
 		return Result{Verdict: NotSpark, Status: resp.StatusCode, Detail: req.URL.Path + " answers " + resp.Status}, false
 	case ct == "text/html":
@@ -337,6 +369,26 @@ func (p *Prober) getJSON(ctx context.Context, u string, limit int64, v any, auth
 		return Result{Verdict: NotSpark, Status: resp.StatusCode, Detail: req.URL.Path + " is not Spark's JSON: " + err.Error()}, false
 	}
 	return Result{}, true
+}
+
+// tlsTrouble recognises a transport error that comes from TLS being on at one end only, or
+// from a handshake the UI refuses, and says what to do.
+func (p *Prober) tlsTrouble(err error) (string, bool) {
+	var rh tls.RecordHeaderError
+	msg := err.Error()
+	switch {
+	case p.TLS && (errors.As(err, &rh) || strings.Contains(msg, "server gave HTTP response to HTTPS client")):
+		// net/http's "server gave HTTP response to HTTPS client": Spark's UI has TLS off.
+		return "answers plain HTTP, but the runtime was configured for TLS (spark.ssl.ui.enabled): " + msg, true
+	case p.TLS && strings.Contains(msg, "remote error: tls:"):
+		// Jetty's SslContextFactory with needClientAuth aborts the handshake without a
+		// client certificate (SSLOptions.createJettySslContextFactory: setNeedClientAuth).
+		return "the UI refuses the TLS handshake (spark.ssl.ui.needClientAuth? the runtime has no client certificate and cannot verify this UI): " + msg, true
+	case !p.TLS && strings.Contains(msg, "malformed HTTP response") && strings.Contains(msg, `\x15\x03`):
+		// A TLS alert record (0x15 0x03 …) answering plain HTTP.
+		return "answers with TLS, but the runtime was configured for plain HTTP: " + msg, true
+	}
+	return "", false
 }
 
 // filterHint names the configured filters and what the runtime needs.

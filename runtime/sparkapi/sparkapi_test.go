@@ -2,6 +2,7 @@ package sparkapi_test
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -238,24 +239,40 @@ func TestCredentialFiles(t *testing.T) {
 	}
 }
 
+// TLS on at one end only is a TLSMismatch whose detail says which end, never a silent
+// NotSpark (issue 31: TLS turned on by spark-defaults.conf left the runtime "still waiting").
 func TestProbeWrongScheme(t *testing.T) {
 	plain := fake(t, fakespark.Options{AppID: me.AppID, State: fakespark.Ready})
-	if r := probe(t, true, plain.Addr); r.Verdict != sparkapi.NotSpark {
+	if r := probe(t, true, plain.Addr); r.Verdict != sparkapi.TLSMismatch || !strings.Contains(r.Detail, "answers plain HTTP") {
 		t.Errorf("https to a plain UI: %s (%s)", r.Verdict, r.Detail)
 	}
 	secure := fake(t, fakespark.Options{TLS: true, AppID: me.AppID, State: fakespark.Ready})
 	if r := probe(t, false, secure.Addr); r.Verdict != sparkapi.NotSpark {
+		// Go's TLS server answers a plain request with a plain 400, not an alert.
 		t.Errorf("http to a TLS UI: %s (%s)", r.Verdict, r.Detail)
 	}
-	// The plain connector of a TLS UI redirects: not the port to bind.
+	// The plain connector of a TLS UI redirects to the same path on the HTTPS port
+	// (JettyUtils.createRedirectHttpsHandler): not the port to bind, and the reason says so.
 	red, err := fakespark.StartRedirector("", secure.Port)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer red.Close()
 	r := probe(t, false, "127.0.0.1:"+itoa(red.Port))
-	if r.Verdict != sparkapi.NotSpark || !strings.Contains(r.Detail, "redirect") {
+	if r.Verdict != sparkapi.TLSMismatch || !strings.Contains(r.Detail, "https://") || !strings.Contains(r.Detail, "configured for plain HTTP") {
 		t.Errorf("redirecting connector: %s (%s)", r.Verdict, r.Detail)
+	}
+}
+
+// needClientAuth: Jetty aborts the handshake of a client without a certificate.
+func TestProbeClientAuth(t *testing.T) {
+	s := httptest.NewUnstartedServer(http.NotFoundHandler())
+	s.TLS = &tls.Config{ClientAuth: tls.RequireAnyClientCert}
+	s.StartTLS()
+	defer s.Close()
+	r := probe(t, true, strings.TrimPrefix(s.URL, "https://"))
+	if r.Verdict != sparkapi.TLSMismatch || !strings.Contains(r.Detail, "needClientAuth") {
+		t.Errorf("client auth: %s (%s)", r.Verdict, r.Detail)
 	}
 }
 
@@ -271,7 +288,19 @@ func TestProbeOddAnswers(t *testing.T) {
 			http.Redirect(w, r, "/login", http.StatusFound)
 		}, sparkapi.Denied},
 		{"404 (another web server)", http.NotFound, sparkapi.NotSpark},
-		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }, sparkapi.StartingUp},
+		// SparkUI.attachAllHandlers: the root context's redirect is attached before the
+		// API's, so /api/v1 answers 302 to /jobs/ for a moment (issue 31, fix 3).
+		{"302 to /jobs/ while handlers are attached", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://"+r.Host+"/jobs/", http.StatusFound)
+		}, sparkapi.StartingUp},
+		{"302 to <proxyBase>/jobs/ while handlers are attached", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "https://spark.example.com/apps/wordcount/jobs/", http.StatusFound)
+		}, sparkapi.StartingUp},
+		{"302 to a login page ending in jobs", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "https://sso.example.com/login?next=/jobs", http.StatusFound)
+		}, sparkapi.Denied},
+		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }, sparkapi.Failing},
+		{"503", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }, sparkapi.Failing},
 		{"other HTML", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			_, _ = w.Write([]byte("<html>hello</html>"))
@@ -362,6 +391,29 @@ func TestProbeUnderProxyBase(t *testing.T) {
 		s := fake(t, o)
 		if r := probe(t, o.TLS, s.Addr); r.Verdict != sparkapi.Match || r.AppID != me.AppID {
 			t.Errorf("%+v: %v %s", o, r.Verdict, r.Detail)
+		}
+	}
+}
+
+// TestProbeSparkStartup: through every state of a starting UI (fakespark.SparkStartup) the
+// probe never refuses (Denied) and never takes the UI for another program except in the two
+// 404 windows, which the Finder reads as "starting" once the starting-up page was seen.
+func TestProbeSparkStartup(t *testing.T) {
+	ui := fake(t, fakespark.Options{AppID: me.AppID, PodName: me.PodName, Namespace: me.Namespace, State: fakespark.Bare})
+	for _, tc := range []struct {
+		state fakespark.State
+		want  sparkapi.Verdict
+	}{
+		{fakespark.Bare, sparkapi.NotSpark},
+		{fakespark.StartingUp, sparkapi.StartingUp},
+		{fakespark.Attaching, sparkapi.NotSpark},
+		{fakespark.AttachingAPI, sparkapi.StartingUp},
+		{fakespark.EnvPending, sparkapi.Match},
+		{fakespark.Ready, sparkapi.Match},
+	} {
+		ui.Set(tc.state)
+		if r := probe(t, false, ui.Addr); r.Verdict != tc.want || (tc.want == sparkapi.NotSpark && r.Status != http.StatusNotFound) {
+			t.Errorf("state %d: %s %d (%s), want %s", tc.state, r.Verdict, r.Status, r.Detail, tc.want)
 		}
 	}
 }

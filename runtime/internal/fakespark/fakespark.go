@@ -36,7 +36,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +56,12 @@ const (
 	// EnvPending: the application is listed but its environment is not stored yet: the
 	// environment endpoint answers 404.
 	EnvPending
+	// Bare: WebUI.bind has opened the socket and SparkUI has not attached its init handler
+	// yet: Jetty's own 404 on every path, no filter.
+	Bare
+	// AttachingAPI: attachAllHandlers has added the tabs and the root context's redirect but
+	// not ApiRootResource's "/api" context: /api/v1/… answers 302 to /jobs/.
+	AttachingAPI
 )
 
 // Filter is an authentication filter in spark.ui.filters, in front of every path.
@@ -109,8 +114,15 @@ type Options struct {
 	Filter         Filter
 	Token          string    // the bearer token JWS accepts
 	Header         [2]string // the header (name, value) SPNEGO and SSO accept
-	// ProxyBase is spark.ui.proxyBase ("" = not set); ProxyRedirectURI spark.ui.proxyRedirectUri.
+	// ProxyBase is the spark.ui.proxyBase *system property* ("" = not set): UIUtils.uiRoot
+	// reads sys.props, which spark-submit sets from the conf and SparkSession.builder.config
+	// does not. ProxyRedirectURI is spark.ui.proxyRedirectUri (read from the conf).
 	ProxyBase, ProxyRedirectURI string
+	// Startup, when set, is the sequence of states the UI goes through after Start, each
+	// held for its duration (the last one stays): see SparkStartup.
+	Startup []Phase
+	// Hang: accept connections and never answer (a UI thread pool exhausted).
+	Hang bool
 }
 
 // Server is a running stand-in UI.
@@ -125,6 +137,7 @@ type Server struct {
 	Port    int
 	Addr    string // host:port it listens on
 	once    sync.Once
+	stop    chan struct{} // closed by Close: ends the startup sequence
 }
 
 // Start listens and serves.
@@ -147,6 +160,9 @@ func Start(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, redact: redact}
 	s.state.Store(int32(opts.State))
+	if len(opts.Startup) > 0 {
+		s.state.Store(int32(opts.Startup[0].State))
+	}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	_ = s.srv.Listener.Close()
 	s.srv.Listener = ln
@@ -157,6 +173,10 @@ func Start(opts Options) (*Server, error) {
 	}
 	s.Addr = ln.Addr().String()
 	s.Port = ln.Addr().(*net.TCPAddr).Port
+	if len(opts.Startup) > 0 {
+		s.stop = make(chan struct{})
+		go s.runStartup(opts.Startup)
+	}
 	return s, nil
 }
 
@@ -199,7 +219,14 @@ func (s *Server) Requests(agent string) []Request {
 }
 
 // Close stops listening (the socket's inode disappears) and waits for requests in flight.
-func (s *Server) Close() { s.once.Do(s.srv.Close) }
+func (s *Server) Close() {
+	s.once.Do(func() {
+		if s.stop != nil {
+			close(s.stop)
+		}
+		s.srv.Close()
+	})
+}
 
 // StartingUpPage is the body of SparkUI.scala's init handler, served with
 // text/html;charset=utf-8 on every path until the UI is ready.
@@ -217,22 +244,46 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.byAgent[r.UserAgent()]++
 	s.seen = append(s.seen, Request{Path: r.URL.Path, Header: r.Header.Clone()})
 	s.mu.Unlock()
-	// Filters run before every handler (JettyUtils adds them to each context), the
-	// starting-up page included.
+	state := State(s.state.Load())
+	if s.opts.Hang {
+		// A UI thread pool exhausted: the connection was accepted, no answer comes.
+		<-r.Context().Done()
+		return
+	}
+	if state == Bare || state == Attaching {
+		// No context is attached: Jetty's ContextHandlerCollection finds none and the
+		// server answers 404 itself; filters live in the contexts, so none runs.
+		w.Header().Set("Content-Type", "text/html;charset=iso-8859-1")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(jetty404))
+		return
+	}
+	switch r.URL.Path {
+	case "/jobs", "/stages", "/storage", "/environment", "/executors", "/static":
+		if state != StartingUp {
+			// Jetty's ContextHandler redirects a context root without its slash before
+			// the context's filter chain runs.
+			s.redirect(w, r, r.URL.Path+"/")
+			return
+		}
+	}
+	// Filters run in every context Spark attaches (JettyUtils.addFilters via
+	// ServerInfo.addHandler), the starting-up page's included.
 	if !s.filter(w, r) {
 		return
 	}
-	state := State(s.state.Load())
 	switch state {
 	case StartingUp:
 		w.Header().Set("Content-Type", "text/html;charset=utf-8")
 		_, _ = w.Write([]byte(StartingUpPage))
 		return
-	case Attaching:
-		w.Header().Set("Content-Type", "text/html;charset=iso-8859-1")
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write([]byte(jetty404))
-		return
+	case AttachingAPI:
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			// The root context's redirect servlet answers: the "/api" context is not
+			// attached yet (SparkUI.initialize's order).
+			s.redirect(w, r, "/jobs/")
+			return
+		}
 	}
 	apps := s.apps()
 	switch {
@@ -267,20 +318,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown resource", http.StatusNotFound)
 		return
 	}
-	switch r.URL.Path {
-	case "/": // SparkUI.initialize: createRedirectHandler("/", "/jobs/")
-		s.redirect(w, r, "/jobs/")
-		return
-	case "/jobs", "/stages", "/storage", "/environment", "/executors", "/static":
-		// Jetty's redirect of a context root without its trailing slash.
-		s.redirect(w, r, r.URL.Path+"/")
-		return
-	}
 	if !uiPage(r.URL.Path) {
-		// No context serves it (a path under the proxy base among them): Jetty's 404.
-		w.Header().Set("Content-Type", "text/html;charset=iso-8859-1")
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write([]byte(jetty404))
+		// "/" and every path no other context serves (a path under the proxy base among
+		// them): the root context's servlet, createRedirectHandler("/", "/jobs/") mapped at
+		// "/" (JettyUtils.createServletHandler), which Jetty's ContextHandlerCollection picks
+		// for any target without a longer context path.
+		s.redirect(w, r, "/jobs/")
 		return
 	}
 	root := s.uiRoot(r)
@@ -305,54 +348,6 @@ func (s *Server) uiRoot(r *http.Request) string {
 		return s.opts.ProxyBase
 	}
 	return r.Header.Get("X-Forwarded-Context")
-}
-
-// redirect is Jetty's sendRedirect of path resolved against the request URL, or, with
-// spark.ui.proxyRedirectUri, ProxyRedirectHandler's <proxyRedirectUri><uiRoot><path>.
-func (s *Server) redirect(w http.ResponseWriter, r *http.Request, path string) {
-	loc := "http://" + r.Host + path
-	if r.TLS != nil {
-		loc = "https://" + r.Host + path
-	}
-	if s.opts.ProxyRedirectURI != "" {
-		loc = strings.TrimSuffix(s.opts.ProxyRedirectURI, "/") + s.uiRoot(r) + path
-	}
-	w.Header().Set("Location", loc)
-	w.WriteHeader(http.StatusFound)
-}
-
-// filter answers like the configured filter; false when it refused the request.
-func (s *Server) filter(w http.ResponseWriter, r *http.Request) bool {
-	switch s.opts.Filter {
-	case JWS: // ui/JWSFilter.scala
-		w.Header().Set("Cache-Control", "no-cache, no-store, must-revalidate")
-		h := r.Header.Get("Authorization")
-		switch tok, ok := strings.CutPrefix(h, "Bearer "); {
-		case h == "":
-			http.Error(w, "Authorization header is missing.", http.StatusForbidden)
-		case !ok:
-			http.Error(w, "Malformed Authorization header.", http.StatusForbidden)
-		case tok != s.opts.Token:
-			http.Error(w, "JWT Validate Fail", http.StatusForbidden)
-		default:
-			return true
-		}
-		return false
-	case SPNEGO:
-		if r.Header.Get(s.opts.Header[0]) == s.opts.Header[1] {
-			return true
-		}
-		w.Header().Set("WWW-Authenticate", "Negotiate")
-		http.Error(w, "Authentication required", http.StatusUnauthorized)
-		return false
-	case SSO:
-		if r.Header.Get(s.opts.Header[0]) == s.opts.Header[1] {
-			return true
-		}
-		http.Redirect(w, r, "https://sso.example.com/login?next="+url.QueryEscape(r.URL.Path), http.StatusFound)
-		return false
-	}
-	return true
 }
 
 func (s *Server) apps() []App {
@@ -412,34 +407,3 @@ func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
 }
-
-// Redirector is the plain-HTTP connector of a TLS UI: it only redirects (302, Jetty's
-// sendRedirect) to the same path on the HTTPS port (JettyUtils.createRedirectHttpsHandler).
-type Redirector struct {
-	srv  *httptest.Server
-	Port int
-}
-
-// StartRedirector listens on addr ("" = 127.0.0.1:0) and redirects everything to httpsPort.
-func StartRedirector(addr string, httpsPort int) (*Redirector, error) {
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host, _, _ := net.SplitHostPort(r.Host)
-		u := *r.URL
-		u.Scheme, u.Host = "https", net.JoinHostPort(host, strconv.Itoa(httpsPort))
-		http.Redirect(w, r, u.String(), http.StatusFound)
-	}))
-	_ = srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	return &Redirector{srv: srv, Port: ln.Addr().(*net.TCPAddr).Port}, nil
-}
-
-// Close stops it.
-func (r *Redirector) Close() { r.srv.Close() }
