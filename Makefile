@@ -29,7 +29,7 @@ RUNTIME_CONTRACT := $(shell sed -n 's/^const RuntimeContract = "\(.*\)"$$/\1/p' 
 RUNTIME_TAG := contract-$(RUNTIME_CONTRACT)
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help setup kubernetes build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane helm helm-plugin fmt-check vet lint clean image image-tar cmp-image-tar flux
+.PHONY: help setup kubernetes build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane helm helm-plugin fmt-check vet lint clean image image-tar cmp-image-tar flux spark-operator
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
@@ -43,7 +43,7 @@ help:
 	@echo "make bench          benchmarks (compare runs with benchstat)"
 	@echo "make bench-start    process start: the built binary on one application vs a no-op kyaml function"
 	@echo "make bench-rss      peak memory: the built binary on 1,000 and 5,000 kubeflow applications vs a no-op kyaml function"
-	@echo "make tools          build the kustomize CLI, the control plane, the node (kubelet, kube-scheduler, kube-proxy), Traefik, the distribution registry, crane, helm and the Flux CLI into $(CACHE)"
+	@echo "make tools          build the kustomize CLI, the control plane, the node (kubelet, kube-scheduler, kube-proxy), Traefik, the distribution registry, crane, helm, the Flux CLI and the kubeflow spark-operator into $(CACHE)"
 	@echo "make helm           the Helm 4 CLI (helm.sh/helm/v4) into $(CACHE)/helm: the deploy/helm-plugin tests and docs/deploy-helm.md run it"
 	@echo "make helm-plugin    the sparkui Helm post-renderer plugin, one helm plugin package per platform (bin/helm-plugin; docs/deploy-helm.md)"
 	@echo "make image-tar      both images as multi-platform OCI layout tarballs, no container engine needed (bin/*.oci.tar; docs/images.md)"
@@ -115,12 +115,18 @@ helm-plugin: helm
 flux:
 	bash testkit/fluxtest/build-flux.sh
 
+# The kubeflow spark-operator controller (github.com/kubeflow/spark-operator/v2, its
+# cmd/operator): testkit/kubeflowtest runs it against the test control plane with a stand-in
+# spark-submit.
+spark-operator:
+	bash testkit/kubeflowtest/build-spark-operator.sh
+
 # Every tool the tests run that is built from a Go module, each a target of its own: the one
 # list `make tools` (and so `make test`) builds. A new tool is a build script under testkit/
 # (testkit/toolcache: the cache directory, the lock), a target calling it, and its name here.
 # They are built TOOLS_JOBS at a time: one tool's module downloads and single-threaded links
 # then overlap another's compiles (docs/CONTRIBUTING.md "Cold cost"); -j1 builds them in turn.
-TOOLS = kubernetes traefik flux helm registry kustomize crane $(STATICCHECK)
+TOOLS = kubernetes spark-operator traefik flux helm registry kustomize crane $(STATICCHECK)
 TOOLS_JOBS ?= 3
 tools:
 	$(MAKE) --no-print-directory -j$(TOOLS_JOBS) $(TOOLS)

@@ -9,8 +9,6 @@ package nodetest
 // process read there).
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -33,169 +31,18 @@ import (
 	"github.com/sparkui/sparkui/testkit/operatortest"
 )
 
-// submission is what an operator hands Spark's KubernetesDriverBuilder: the driver template
-// (spark.kubernetes.driver.podTemplateFile), the conf, and the identity Spark gives the run.
-type submission struct {
-	template      *corev1.PodTemplateSpec // nil: Spark builds the Pod from nothing
-	containerName string                  // spark.kubernetes.driver.podTemplateContainerName
-	namespace     string
-	podName       string // spark.kubernetes.driver.pod.name
-	appID         string // spark.app.id, the spark-app-selector label
-	appName       string
-	sparkVersion  string
-	image         string
-	sa            string
-	conf          map[string]string // sparkConf and what the operator adds, spark.kubernetes.driver.label.* included
-	cores         int
-	coreLimit     string
-	memoryMiB     int64
-	mainClass     string
-	mainResource  string
-	args          []string
-}
+// submission is testkit/operatortest's Submission, shared with the stand-in spark-submit
+// (testkit/kubeflowtest/sparksubmit) that the real kubeflow controller runs.
+type submission = operatortest.Submission
 
-// sparkDriver builds the driver Pod and its spark.properties ConfigMap as Spark 3.5/4.0 does
-// in cluster mode (apache/spark resource-managers/kubernetes/core/src/main/scala/org/apache/
-// spark/deploy/k8s): KubernetesDriverBuilder starts from the template (its metadata, init
-// containers and volumes kept), KubernetesUtils.selectSparkContainer picks the container
-// named by podTemplateContainerName, else the first, else a new one;
-// features/BasicDriverFeatureStep names it spark-kubernetes-driver when unnamed and sets its
-// image, ports (driver-rpc-port, blockmanager, spark-ui = spark.ui.port), env (SPARK_USER,
-// SPARK_APPLICATION_ID, SPARK_DRIVER_BIND_ADDRESS from status.podIP), resources (cores as
-// the CPU request, memory + max(10 %, 384 MiB) overhead as request and limit, the CPU limit
-// from spark.kubernetes.driver.limit.cores), the labels spark-app-selector, spark-role,
-// spark-app-name, spark-version over the template's and spark.kubernetes.driver.label.*,
-// restartPolicy Never; DriverKubernetesCredentialsFeatureStep the ServiceAccount;
-// LocalDirsFeatureStep the emptyDir spark-local-dir-1 and SPARK_LOCAL_DIRS;
-// DriverCommandFeatureStep the arguments `driver --properties-file … --class … <resource>
-// <args>`; submit/KubernetesClientUtils the ConfigMap spark-drv-<16 hex>-conf-map (key
-// spark.properties) mounted at /opt/spark/conf as volume spark-conf-volume-driver with
-// SPARK_CONF_DIR. examples/spark-submit/manifests.yaml is that output for one application.
-// The headless driver Service (DriverServiceFeatureStep) is left out: nothing here uses it.
+// sparkDriver is operatortest.SparkDriver (Spark's driver Pod and conf ConfigMap).
 func sparkDriver(t *testing.T, s submission) (*corev1.Pod, *corev1.ConfigMap) {
 	t.Helper()
-	pod := &corev1.Pod{}
-	if s.template != nil {
-		tmpl := s.template.DeepCopy()
-		pod.ObjectMeta, pod.Spec = tmpl.ObjectMeta, tmpl.Spec
-	}
-	idx := -1
-	for i, c := range pod.Spec.Containers {
-		if s.containerName != "" && c.Name == s.containerName {
-			idx = i
-		}
-	}
-	if idx < 0 {
-		if len(pod.Spec.Containers) == 0 {
-			pod.Spec.Containers = []corev1.Container{{}}
-		}
-		idx = 0
-	}
-	uiPort := 4040
-	if p := s.conf["spark.ui.port"]; p != "" {
-		var err error
-		if uiPort, err = strconv.Atoi(p); err != nil {
-			t.Fatalf("spark.ui.port %q: %v", p, err)
-		}
-	}
-	localDir := "/var/data/spark-" + string(uuid.NewUUID())
-	confMap := "spark-drv-" + randomHex(t, 8) + "-conf-map"
-
-	c := &pod.Spec.Containers[idx]
-	if c.Name == "" {
-		c.Name = names.DriverContainer
-	}
-	c.Image = s.image
-	c.ImagePullPolicy = corev1.PullIfNotPresent
-	mainClass := s.mainClass
-	if mainClass == "" && strings.HasSuffix(s.mainResource, ".py") {
-		// A Python application's driver runs PythonRunner (SparkSubmit's PYSPARK path).
-		mainClass = "org.apache.spark.deploy.PythonRunner"
-	}
-	c.Args = append([]string{"driver", "--properties-file", "/opt/spark/conf/spark.properties", "--class", mainClass, s.mainResource}, s.args...)
-	c.Ports = append(c.Ports,
-		corev1.ContainerPort{Name: "driver-rpc-port", ContainerPort: 7078, Protocol: corev1.ProtocolTCP},
-		corev1.ContainerPort{Name: "blockmanager", ContainerPort: 7079, Protocol: corev1.ProtocolTCP},
-		corev1.ContainerPort{Name: "spark-ui", ContainerPort: int32(uiPort), Protocol: corev1.ProtocolTCP})
-	c.Env = append(c.Env,
-		corev1.EnvVar{Name: "SPARK_USER", Value: "spark"},
-		corev1.EnvVar{Name: "SPARK_APPLICATION_ID", Value: s.appID},
-		corev1.EnvVar{Name: "SPARK_DRIVER_BIND_ADDRESS", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}}},
-		corev1.EnvVar{Name: "SPARK_LOCAL_DIRS", Value: localDir},
-		corev1.EnvVar{Name: "SPARK_CONF_DIR", Value: "/opt/spark/conf"})
-	mem := s.memoryMiB + max(s.memoryMiB/10, 384)
-	c.Resources.Requests = corev1.ResourceList{
-		corev1.ResourceCPU:    *resource.NewQuantity(int64(s.cores), resource.DecimalSI),
-		corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", mem)),
-	}
-	c.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", mem))}
-	if s.coreLimit != "" {
-		c.Resources.Limits[corev1.ResourceCPU] = resource.MustParse(s.coreLimit)
-	}
-	c.VolumeMounts = append(c.VolumeMounts,
-		corev1.VolumeMount{Name: "spark-local-dir-1", MountPath: localDir},
-		corev1.VolumeMount{Name: "spark-conf-volume-driver", MountPath: "/opt/spark/conf"})
-	pod.Spec.Volumes = append(pod.Spec.Volumes,
-		corev1.Volume{Name: "spark-local-dir-1", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-		corev1.Volume{Name: "spark-conf-volume-driver", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: confMap},
-			Items:                []corev1.KeyToPath{{Key: "spark.properties", Path: "spark.properties", Mode: ptr.To[int32](0o644)}},
-		}}})
-	if s.sa != "" {
-		pod.Spec.ServiceAccountName = s.sa
-	}
-	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
-	pod.Name, pod.Namespace = s.podName, s.namespace
-	labels := map[string]string{}
-	for k, v := range pod.Labels {
-		labels[k] = v
-	}
-	for k, v := range s.conf {
-		if l, ok := strings.CutPrefix(k, "spark.kubernetes.driver.label."); ok {
-			labels[l] = v
-		}
-	}
-	labels["spark-app-name"] = s.appName
-	labels["spark-version"] = s.sparkVersion
-	labels[names.LabelAppSelector] = s.appID
-	labels[names.LabelSparkRole] = names.RoleDriver
-	pod.Labels = labels
-
-	props := map[string]string{}
-	for k, v := range s.conf {
-		props[k] = v
-	}
-	for k, v := range map[string]string{
-		"spark.app.id": s.appID, "spark.app.name": s.appName, "spark.kubernetes.driver.pod.name": s.podName,
-		"spark.kubernetes.namespace": s.namespace, "spark.submit.deployMode": "cluster",
-		"spark.kubernetes.submitInDriver": "true", "spark.master": "k8s://https://kubernetes.default.svc:443",
-		"spark.kubernetes.container.image": s.image, "spark.driver.port": "7078", "spark.driver.blockManager.port": "7079",
-	} {
-		props[k] = v
-	}
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: confMap, Namespace: s.namespace},
-		Immutable:  ptr.To(true),
-		Data:       map[string]string{"spark.properties": javaProperties(props), "spark.kubernetes.namespace": s.namespace},
+	pod, cm, err := operatortest.SparkDriver(s)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return pod, cm
-}
-
-// javaProperties writes props as java.util.Properties.store does (`:`, `=` and blanks in
-// keys and `:`/`=` in values escaped), sorted.
-func javaProperties(props map[string]string) string {
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	esc := strings.NewReplacer(`\`, `\\`, ":", `\:`, "=", `\=`)
-	var b strings.Builder
-	b.WriteString("#Java properties built from Kubernetes config map\n")
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%s\n", esc.Replace(k), esc.Replace(props[k]))
-	}
-	return b.String()
 }
 
 // kubeflowDriver builds the driver Pod of a kubeflow spark-operator (v2) submission of a
@@ -233,33 +80,33 @@ func kubeflowDriver(t *testing.T, app *unstructured.Unstructured, webhook bool) 
 	}
 	driver, _, _ := unstructured.NestedMap(spec, "driver")
 	s := submission{
-		namespace: app.GetNamespace(), appName: appName, appID: "spark-" + randomHex(t, 16),
-		sparkVersion: strField(spec, "sparkVersion"), image: strField(driver, "image"),
-		sa: strField(driver, "serviceAccount"), coreLimit: strField(driver, "coreLimit"),
-		mainClass: strField(spec, "mainClass"), mainResource: strField(spec, "mainApplicationFile"),
-		conf: map[string]string{}, cores: 1, memoryMiB: 1024,
+		Namespace: app.GetNamespace(), AppName: appName, AppID: "spark-" + randomHex(t, 16),
+		SparkVersion: strField(spec, "sparkVersion"), Image: strField(driver, "image"),
+		ServiceAccount: strField(driver, "serviceAccount"), CoreLimit: strField(driver, "coreLimit"),
+		MainClass: strField(spec, "mainClass"), MainResource: strField(spec, "mainApplicationFile"),
+		Conf: map[string]string{}, Cores: 1, MemoryMiB: 1024,
 	}
-	if s.image == "" {
-		s.image = strField(spec, "image")
+	if s.Image == "" {
+		s.Image = strField(spec, "image")
 	}
 	switch v := driver["cores"].(type) {
 	case int64:
-		s.cores = int(v)
+		s.Cores = int(v)
 	case float64:
-		s.cores = int(v)
+		s.Cores = int(v)
 	}
 	if m := strField(driver, "memory"); m != "" {
-		s.memoryMiB = sparkMiB(t, m)
+		s.MemoryMiB = sparkMiB(t, m)
 	}
 	args, _, _ := unstructured.NestedStringSlice(spec, "arguments")
-	s.args = args
+	s.Args = args
 	confs, _, _ := unstructured.NestedStringMap(spec, "sparkConf")
 	for k, v := range confs {
-		s.conf[k] = v
+		s.Conf[k] = v
 	}
-	s.podName = strField(driver, "podName")
-	if s.podName == "" {
-		s.podName = appName + "-driver"
+	s.PodName = strField(driver, "podName")
+	if s.PodName == "" {
+		s.PodName = appName + "-driver"
 	}
 	driverLabels, _, _ := unstructured.NestedStringMap(driver, "labels")
 	labels := map[string]string{}
@@ -275,12 +122,12 @@ func kubeflowDriver(t *testing.T, app *unstructured.Unstructured, webhook bool) 
 		labels["sparkoperator.k8s.io/mutated-by-spark-operator"] = "true"
 	}
 	for k, v := range labels {
-		s.conf["spark.kubernetes.driver.label."+k] = v
+		s.Conf["spark.kubernetes.driver.label."+k] = v
 	}
 	if tmpl, ok := driver["template"].(map[string]any); ok && !webhook {
-		s.template = &corev1.PodTemplateSpec{}
-		fromMap(t, tmpl, s.template)
-		s.containerName = names.DriverContainer
+		s.Template = &corev1.PodTemplateSpec{}
+		fromMap(t, tmpl, s.Template)
+		s.ContainerName = names.DriverContainer
 	}
 	pod, cm := sparkDriver(t, s)
 	if webhook {
@@ -332,18 +179,18 @@ func apacheDriver(t *testing.T, app *unstructured.Unstructured) (*corev1.Pod, *c
 	fromMap(t, tmplMap, tmpl)
 	appID := app.GetName() + "-0"
 	s := submission{
-		template: tmpl, containerName: conf["spark.kubernetes.driver.podTemplateContainerName"],
-		namespace: app.GetNamespace(), podName: appID + "-driver", appID: appID, appName: app.GetName(),
-		sparkVersion: strField(spec, "runtimeVersions", "sparkVersion"), image: conf["spark.kubernetes.container.image"],
-		sa: conf["spark.kubernetes.authenticate.driver.serviceAccountName"], conf: map[string]string{},
-		cores: 1, memoryMiB: 1024, mainClass: strField(spec, "mainClass"), mainResource: strField(spec, "jars"),
+		Template: tmpl, ContainerName: conf["spark.kubernetes.driver.podTemplateContainerName"],
+		Namespace: app.GetNamespace(), PodName: appID + "-driver", AppID: appID, AppName: app.GetName(),
+		SparkVersion: strField(spec, "runtimeVersions", "sparkVersion"), Image: conf["spark.kubernetes.container.image"],
+		ServiceAccount: conf["spark.kubernetes.authenticate.driver.serviceAccountName"], Conf: map[string]string{},
+		Cores: 1, MemoryMiB: 1024, MainClass: strField(spec, "mainClass"), MainResource: strField(spec, "jars"),
 	}
-	s.args, _, _ = unstructured.NestedStringSlice(spec, "driverArgs")
+	s.Args, _, _ = unstructured.NestedStringSlice(spec, "driverArgs")
 	for k, v := range conf {
-		s.conf[k] = v
+		s.Conf[k] = v
 	}
-	s.conf["spark.kubernetes.driver.label.spark.operator/name"] = "spark-kubernetes-operator"
-	s.conf["spark.kubernetes.driver.label.spark.operator/spark-app-name"] = app.GetName()
+	s.Conf["spark.kubernetes.driver.label.spark.operator/name"] = "spark-kubernetes-operator"
+	s.Conf["spark.kubernetes.driver.label.spark.operator/spark-app-name"] = app.GetName()
 	pod, cm := sparkDriver(t, s)
 	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
@@ -496,13 +343,7 @@ func sparkMiB(t *testing.T, s string) int64 {
 	return int64(n * f)
 }
 
-func randomHex(t *testing.T, n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
-}
+func randomHex(_ *testing.T, n int) string { return operatortest.RandomHex(n) }
 
 // stackableDriver builds the driver Pod of a Stackable SparkApplication
 // (docs/operators.md "Stackable operator for Apache Spark"): the operator's driver pod
@@ -543,18 +384,18 @@ func stackableDriver(t *testing.T, app *unstructured.Unstructured) (*corev1.Pod,
 	spec, _, _ := unstructured.NestedMap(app.Object, "spec")
 	name := app.GetName()
 	s := submission{
-		template: tmpl, namespace: app.GetNamespace(), appID: "spark-" + randomHex(t, 16), appName: name,
-		sparkVersion: strField(spec, "sparkImage", "productVersion"), image: image,
-		mainClass: strField(spec, "mainClass"), mainResource: strField(spec, "mainApplicationFile"),
-		cores: 1, memoryMiB: 1024,
-		conf: map[string]string{
+		Template: tmpl, Namespace: app.GetNamespace(), AppID: "spark-" + randomHex(t, 16), AppName: name,
+		SparkVersion: strField(spec, "sparkImage", "productVersion"), Image: image,
+		MainClass: strField(spec, "mainClass"), MainResource: strField(spec, "mainApplicationFile"),
+		Cores: 1, MemoryMiB: 1024,
+		Conf: map[string]string{
 			"spark.kubernetes.driver.podTemplateContainerName": operatortest.StackableContainer,
 			"spark.kubernetes.namespace":                       app.GetNamespace(),
 			"spark.kubernetes.driver.container.image":          image,
 			"spark.kubernetes.memoryOverheadFactor":            "0.0",
 		},
 	}
-	s.args, _, _ = unstructured.NestedStringSlice(spec, "args")
+	s.Args, _, _ = unstructured.NestedStringSlice(spec, "args")
 	if l := strField(spec, "driver", "config", "resources", "memory", "limit"); l != "" {
 		q, err := resource.ParseQuantity(l)
 		if err != nil {
@@ -562,27 +403,27 @@ func stackableDriver(t *testing.T, app *unstructured.Unstructured) (*corev1.Pod,
 		}
 		limit := q.Value() >> 20
 		f := 0.4
-		if s.mainClass != "" {
+		if s.MainClass != "" {
 			f = 0.1
 		}
-		s.memoryMiB = limit
+		s.MemoryMiB = limit
 		if limit >= 384 {
-			s.memoryMiB = limit - max(384, limit-int64(float64(limit)/(1+f)))
+			s.MemoryMiB = limit - max(384, limit-int64(float64(limit)/(1+f)))
 		}
-		s.conf["spark.driver.memory"] = fmt.Sprintf("%dm", s.memoryMiB)
+		s.Conf["spark.driver.memory"] = fmt.Sprintf("%dm", s.MemoryMiB)
 	}
 	if r, ok, _ := unstructured.NestedInt64(spec, "executor", "replicas"); ok {
-		s.conf["spark.executor.instances"] = strconv.FormatInt(r, 10)
+		s.Conf["spark.executor.instances"] = strconv.FormatInt(r, 10)
 	}
 	confs, _, _ := unstructured.NestedStringMap(spec, "sparkConf")
 	for k, v := range confs {
-		s.conf[k] = v
+		s.Conf[k] = v
 	}
-	s.containerName = s.conf["spark.kubernetes.driver.podTemplateContainerName"]
-	s.sa = s.conf["spark.kubernetes.authenticate.driver.serviceAccountName"]
-	s.podName = s.conf["spark.kubernetes.driver.pod.name"]
-	if s.podName == "" {
-		s.podName = name + "-" + randomHex(t, 8) + "-driver"
+	s.ContainerName = s.Conf["spark.kubernetes.driver.podTemplateContainerName"]
+	s.ServiceAccount = s.Conf["spark.kubernetes.authenticate.driver.serviceAccountName"]
+	s.PodName = s.Conf["spark.kubernetes.driver.pod.name"]
+	if s.PodName == "" {
+		s.PodName = name + "-" + randomHex(t, 8) + "-driver"
 	}
 	return sparkDriver(t, s)
 }

@@ -37,14 +37,12 @@
 package testnode
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -52,7 +50,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -364,169 +361,6 @@ func start(c *testcluster.Cluster, pfx netip.Prefix, gw netip.Addr, opts Options
 // logPath is the file a component logs to.
 func (n *Node) logPath(name string) string { return filepath.Join(n.Dir, name+".log") }
 
-// nsenter returns the command that runs argv inside the node's network and mount namespaces.
-func (n *Node) nsenter(argv ...string) *exec.Cmd {
-	args := append([]string{"--target", strconv.Itoa(n.holder.cmd.Process.Pid), "--net", "--mount", "--"}, argv...)
-	return exec.Command("nsenter", args...)
-}
-
-// InNode runs argv inside the node's namespaces and returns its combined output.
-func (n *Node) InNode(argv ...string) (string, error) {
-	out, err := n.nsenter(argv...).CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, bytes.TrimSpace(out))
-	}
-	return string(out), nil
-}
-
-// spawn starts a long-running component logging to its file.
-func (n *Node) spawn(name string, cmd *exec.Cmd) (*proc, error) {
-	f, err := os.Create(n.logPath(name))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", name, err)
-	}
-	p := &proc{name: name, cmd: cmd, log: f.Name(), done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	return p, nil
-}
-
-// startHolder starts the process that holds the node's network and mount namespaces: a
-// shell reading a pipe only this process writes, so it ends with the test binary.
-func (n *Node) startHolder() error {
-	cmd := exec.Command("unshare", "--net", "--mount", "--propagation", "private", "--",
-		"/bin/sh", "-c", "while read -r _x; do :; done", "sparkui-node-holder", n.Dir)
-	w, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	p, err := n.spawn("holder", cmd)
-	if err != nil {
-		return err
-	}
-	n.holder, n.holdPipe = p, w
-	n.netns = fmt.Sprintf("/proc/%d/ns/net", cmd.Process.Pid)
-	// unshare execs the shell once the namespaces exist: wait for the new network namespace.
-	self, _ := os.Readlink("/proc/self/ns/net")
-	for i := 0; ; i++ {
-		ns, err := os.Readlink(n.netns)
-		if err == nil && ns != self {
-			return nil
-		}
-		if !p.running() || i > 200 {
-			return fmt.Errorf("the namespace holder did not start%s", logTail(p.log))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// kubeletSysctls are the machine-wide values the kubelet checks at start
-// (pkg/kubelet/cm/container_manager_linux.go setupKernelTunables) that differ from a plain
-// machine's; the files holding them cover /proc/sys in the node's mount namespace.
-var kubeletSysctls = map[string]string{
-	"vm/overcommit_memory":      "1",
-	"kernel/panic":              "10",
-	"kernel/panic_on_oops":      "1",
-	"vm/panic_on_oom":           "0",
-	"kernel/keys/root_maxkeys":  "1000000",
-	"kernel/keys/root_maxbytes": "25000000",
-}
-
-func (n *Node) setupNamespace(dnat bool) error {
-	var script strings.Builder
-	fmt.Fprintf(&script, "set -e\n")
-	fmt.Fprintf(&script, "ip link set lo up\n")
-	fmt.Fprintf(&script, "ip link add %s type bridge\n", n.bridge)
-	fmt.Fprintf(&script, "ip addr add %s/%d dev %s\n", n.Gateway, n.Subnet.Bits(), n.bridge)
-	fmt.Fprintf(&script, "ip link set %s up\n", n.bridge)
-	// hostNetwork Pods (in this namespace) reach the Service range through the bridge; the
-	// nat OUTPUT rule below rewrites the destination before it leaves.
-	fmt.Fprintf(&script, "ip route add %s dev %s\n", ServiceCIDR, n.bridge)
-	fmt.Fprintf(&script, "mount -t tmpfs -o mode=0755,size=64m sparkui-node-run /run\n")
-	for name, v := range kubeletSysctls {
-		f := filepath.Join(n.Dir, "sysctl", strings.ReplaceAll(name, "/", "."))
-		if err := os.WriteFile(f, []byte(v+"\n"), 0o444); err != nil {
-			return err
-		}
-		fmt.Fprintf(&script, "mount --bind %s /proc/sys/%s\n", f, name)
-	}
-	if dnat {
-		to := fmt.Sprintf("%s:%d", n.Gateway, n.apiPort)
-		for _, chain := range []string{"PREROUTING", "OUTPUT"} {
-			fmt.Fprintf(&script, "iptables -w -t nat -A %s -d %s/32 -p tcp --dport 443 -j DNAT --to-destination %s\n", chain, KubernetesServiceIP, to)
-		}
-	}
-	if _, err := n.InNode("/bin/sh", "-c", script.String()); err != nil {
-		return fmt.Errorf("setting up the node's namespaces: %w", err)
-	}
-	return nil
-}
-
-// startForwarder listens inside the node's network namespace at the gateway address and the
-// API server's port, and relays each connection to the API server on the host's loopback.
-func (n *Node) startForwarder() error {
-	l, err := inNetns(n, func() (net.Listener, error) {
-		return net.Listen("tcp", fmt.Sprintf("%s:%d", n.Gateway, n.apiPort))
-	})
-	if err != nil {
-		return fmt.Errorf("API forwarder: %w", err)
-	}
-	n.fwd = l
-	target := fmt.Sprintf("127.0.0.1:%d", n.apiPort)
-	n.fwdWG.Add(1)
-	go func() {
-		defer n.fwdWG.Done()
-		for {
-			in, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go relay(in, target)
-		}
-	}()
-	return nil
-}
-
-func relay(in net.Conn, target string) {
-	defer in.Close()
-	out, err := net.DialTimeout("tcp", target, 5*time.Second)
-	if err != nil {
-		return
-	}
-	defer out.Close()
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(out, in); closeWrite(out); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(in, out); closeWrite(in); done <- struct{}{} }()
-	<-done
-	<-done
-}
-
-func closeWrite(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.CloseWrite()
-	}
-}
-
-// DialContext dials from inside the node's network namespace (Pod IPs, hostNetwork ports).
-func (n *Node) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	return inNetns(n, func() (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, network, addr)
-	})
-}
-
-// HTTPClient is a client whose connections start inside the node's network namespace.
-func (n *Node) HTTPClient(timeout time.Duration) *http.Client {
-	return &http.Client{
-		Timeout:   timeout,
-		Transport: &http.Transport{DialContext: n.DialContext, DisableKeepAlives: true},
-	}
-}
-
 func (n *Node) waitReady() error {
 	deadline := time.Now().Add(readyTimeout)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
@@ -559,57 +393,6 @@ func (n *Node) waitReady() error {
 	}
 }
 
-// PrepareNamespace makes ns (if missing) and waits for what its Pods need from the
-// controllers: the default ServiceAccount and the kube-root-ca.crt ConfigMap.
-func (n *Node) PrepareNamespace(t testing.TB, ns string) {
-	t.Helper()
-	n.Cluster.EnsureNamespace(t, ns)
-	ctx := testcluster.Context(t, time.Minute)
-	testcluster.WaitFor(t, time.Minute, "namespace "+ns+" ready for Pods", func() (bool, string) {
-		if _, err := n.Cluster.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err != nil {
-			return false, "ServiceAccount default: " + err.Error()
-		}
-		if _, err := n.Cluster.Client.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{}); err != nil {
-			return false, "ConfigMap kube-root-ca.crt: " + err.Error()
-		}
-		return true, ""
-	})
-}
-
-// PodLog returns what container ctr of the Pod ns/name wrote so far (every restart, in
-// order), read from the kubelet's log files.
-func (n *Node) PodLog(ns, name, ctr string) (string, error) {
-	return n.PodLogOf(ns, name, "*", ctr)
-}
-
-// PodLogOf is PodLog of the Pod with that UID only: a StatefulSet's replacement Pod has the
-// name of the one it replaces, whose log directory (<ns>_<name>_<uid>) the kubelet may not
-// have removed yet.
-func (n *Node) PodLogOf(ns, name, uid, ctr string) (string, error) {
-	dirs, err := filepath.Glob(filepath.Join(n.Dir, "pod-logs", ns+"_"+name+"_"+uid, ctr))
-	if err != nil || len(dirs) == 0 {
-		return "", fmt.Errorf("no log directory for %s/%s container %s", ns, name, ctr)
-	}
-	var b strings.Builder
-	for _, d := range dirs {
-		files, _ := filepath.Glob(filepath.Join(d, "*.log"))
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return "", err
-			}
-			b.Write(data)
-		}
-	}
-	return b.String(), nil
-}
-
-// KubeletLog is the kubelet's log so far (for failure messages).
-func (n *Node) KubeletLog() string {
-	data, _ := os.ReadFile(n.logPath("kubelet"))
-	return string(data)
-}
-
 func neturl(host string) (*urlParts, error) {
 	h := strings.TrimPrefix(strings.TrimPrefix(host, "https://"), "http://")
 	h = strings.TrimSuffix(h, "/")
@@ -629,84 +412,4 @@ func (n *Node) kubeconfigAt(host string) ([]byte, error) {
 	cfg := rest.CopyConfig(n.Cluster.Config)
 	cfg.Host = host
 	return testcluster.KubeconfigFor(cfg)
-}
-
-func logTail(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil || len(data) == 0 {
-		return ""
-	}
-	const max = 4000
-	if len(data) > max {
-		data = data[len(data)-max:]
-	}
-	return fmt.Sprintf("\n--- last lines of %s ---\n%s", filepath.Base(path), data)
-}
-
-// containerCgroup is a container's directory in the memory hierarchy.
-func (n *Node) containerCgroup(podUID, containerID string) (string, error) {
-	id := containerID[strings.Index(containerID, "://")+3:]
-	base := filepath.Join(cgroupFS, "memory", n.CgroupRoot, "kubepods")
-	var dirs []string
-	for _, pat := range []string{"pod" + podUID, "*/pod" + podUID} {
-		m, _ := filepath.Glob(filepath.Join(base, pat, id))
-		dirs = append(dirs, m...)
-	}
-	if len(dirs) != 1 {
-		return "", fmt.Errorf("memory cgroup of container %s of Pod %s: found %v", id, podUID, dirs)
-	}
-	return dirs[0], nil
-}
-
-// KillContainer sends SIGKILL to every process of a running container (a crash: no preStop,
-// no SIGTERM); the kubelet then restarts it as its restart policy says.
-func (n *Node) KillContainer(podUID, containerID string) error {
-	dir, err := n.containerCgroup(podUID, containerID)
-	if err != nil {
-		return err
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-	if err != nil {
-		return err
-	}
-	pids := strings.Fields(string(data))
-	if len(pids) == 0 {
-		return fmt.Errorf("container %s has no process", containerID)
-	}
-	for _, p := range pids {
-		pid, err := strconv.Atoi(p)
-		if err != nil {
-			return err
-		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			return fmt.Errorf("kill %d: %w", pid, err)
-		}
-	}
-	return nil
-}
-
-// ContainerMemory reads a running container's memory cgroup (cgroup v1, the kubelet's
-// cgroupfs layout under the node's root): the RSS of its processes now (memory.stat
-// total_rss) and the peak of the cgroup's usage, page cache included
-// (memory.max_usage_in_bytes). containerID is the status's "containerd://<id>".
-func (n *Node) ContainerMemory(podUID, containerID string) (rss, peak int64, err error) {
-	dir, err := n.containerCgroup(podUID, containerID)
-	if err != nil {
-		return 0, 0, err
-	}
-	stat, err := os.ReadFile(filepath.Join(dir, "memory.stat"))
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, line := range strings.Split(string(stat), "\n") {
-		if v, ok := strings.CutPrefix(line, "total_rss "); ok {
-			rss, _ = strconv.ParseInt(v, 10, 64)
-		}
-	}
-	p, err := os.ReadFile(filepath.Join(dir, "memory.max_usage_in_bytes"))
-	if err != nil {
-		return 0, 0, err
-	}
-	peak, _ = strconv.ParseInt(strings.TrimSpace(string(p)), 10, 64)
-	return rss, peak, nil
 }
