@@ -7,7 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sparkui/sparkui/internal/version"
 )
+
+// newRuntimeImage is what an upgrade that changes the runtime contract writes instead of the
+// goldens' image.
+var newRuntimeImage = version.RuntimeRepository + ":" + version.RuntimeTag("99.0")
 
 // baselinePair writes a carrier golden's output (OLD) and the same with a new runtime image
 // (NEW, what an upgrade that changes the runtime contract renders), and returns their paths.
@@ -19,7 +25,7 @@ func baselinePair(t *testing.T, golden string) (old, new string) {
 	if err := os.WriteFile(old, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	up := strings.ReplaceAll(string(b), "sparkui-runtime:0.1.0", "sparkui-runtime:0.2.0")
+	up := strings.ReplaceAll(string(b), version.RuntimeImage(), newRuntimeImage)
 	if up == string(b) {
 		t.Fatalf("%s: no runtime image to change", golden)
 	}
@@ -48,7 +54,7 @@ func TestValidateBaselineCommand(t *testing.T) {
 	r := out.Results[0]
 	lines := strings.Split(string(mustRead(t, new)), "\n")
 	if r.Rule != "SUI070" || r.Severity != "error" || r.ResourceRef.Kind != "Job" || r.Field.Path != "spec.template.spec.initContainers[0].image" ||
-		r.File == nil || r.File.Path != new || !strings.Contains(lines[r.File.Line-1], "image: ghcr.io/sparkui/sparkui-runtime:0.2.0") {
+		r.File == nil || r.File.Path != new || !strings.Contains(lines[r.File.Line-1], "image: "+newRuntimeImage) {
 		t.Errorf("result %+v", r)
 	}
 	if code, stdout, _ := runCmd(t, "", "--baseline", old, new); code != 1 || !strings.HasPrefix(stdout, new+":") || !strings.Contains(stdout, ": error: [SUI070] Job reports/daily-report changed (sparkui's fields spec.template.spec.initContainers[0].image)") {

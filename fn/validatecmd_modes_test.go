@@ -52,12 +52,28 @@ func TestTransformOutputValidatesClean(t *testing.T) {
 				// An application transform refused (SUI030) is still untransformed, and
 				// SUI060 says why it was refused.
 				refused := res.Tags["rule"] == "SUI060" && strings.Contains(res.Message, "would refuse to")
-				if res.Severity == framework.Error && !badInput[res.Tags["rule"]] && !refused {
+				// A fixture run in uninstall mode leaves its applications untransformed: SUI060
+				// is what validate must say of them, until the transformer is dropped too.
+				removed := res.Tags["rule"] == "SUI060" && uninstallMode(r.FunctionConfig)
+				if res.Severity == framework.Error && !badInput[res.Tags["rule"]] && !refused && !removed {
 					t.Errorf("validate mode on the transform output reports an error: %s", res)
 				}
 			}
 		})
 	}
+}
+
+// uninstallMode: fc asks for mode uninstall (spec.mode, or data.mode in a ConfigMap).
+func uninstallMode(fc *yaml.RNode) bool {
+	if fc == nil {
+		return false
+	}
+	for _, p := range [][]string{{"spec", "mode"}, {"data", "mode"}} {
+		if n, err := fc.Pipe(yaml.Lookup(p...)); err == nil && n != nil && yaml.GetValue(n) == "uninstall" {
+			return true
+		}
+	}
+	return false
 }
 
 // asValidate is fc with mode validate (fc's other settings kept).

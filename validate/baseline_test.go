@@ -7,13 +7,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/sparkui/sparkui/internal/version"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-const (
-	oldImage = "ghcr.io/sparkui/sparkui-runtime:0.1.0"
-	newImage = "ghcr.io/sparkui/sparkui-runtime:0.2.0"
+// The goldens carry the image of the current runtime contract; an upgrade that changes the
+// contract writes the next one's.
+var (
+	oldImage = version.RuntimeImage()
+	newImage = version.RuntimeRepository + ":" + version.RuntimeTag("99.0")
 )
 
 // renderedItems reads the items of a golden's expected.yaml (the function's output), after
