@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/sparkui/sparkui/internal/version"
 )
 
 // TestPreMergeBaseline: the pre-merge-ci example's baseline comparison. main.yaml is the
@@ -24,8 +25,10 @@ func TestPreMergeBaseline(t *testing.T) {
 		t.Errorf("%s/baseline/main.yaml is not the kubeflow and workloads examples' expected.yaml: regenerate it as its README says", dir)
 	}
 	change := string(mustReadFile(t, filepath.Join(root, dir, "baseline", "change.yaml")))
-	if strings.Count(change, "sparkui-runtime:0.2.0") != 6 || strings.Contains(change, "sparkui-runtime:0.1.0") {
-		t.Errorf("change.yaml: want main.yaml with the 6 runtime images at 0.2.0")
+	// The next contract's image, as an upgrade that changes the runtime contract writes it.
+	next := version.RuntimeRepository + ":" + version.RuntimeTag("1.2")
+	if strings.Count(change, next) != 6 || strings.Contains(change, version.RuntimeImage()) {
+		t.Errorf("change.yaml: want main.yaml with the 6 runtime images at %s", next)
 	}
 	args := []string{"validate", "--baseline", dir + "/baseline/main.yaml", dir + "/baseline/change.yaml"}
 	code, out, errOut := runExit(t, nil, "bin/sparkui-fn", args...)
