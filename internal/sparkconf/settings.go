@@ -253,3 +253,16 @@ func (s Settings) FrontPort() int {
 	}
 	return DefaultUIPort
 }
+
+// Filters are the class names of spark.ui.filters as Spark reads them: UI.scala's UI_FILTERS
+// is a stringConf.toSequence, split by Utils.stringToSeq on ',' with each part trimmed and
+// empty ones dropped (3.x and master), so " , " installs no filter at all.
+func Filters(props map[string]string) []string {
+	var out []string
+	for _, f := range strings.Split(props[KeyUIFilters], ",") {
+		if f = javaTrim(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

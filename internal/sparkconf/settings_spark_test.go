@@ -56,3 +56,18 @@ func TestDeriveParsesLikeSpark(t *testing.T) {
 		})
 	}
 }
+
+// UI_FILTERS is read through Utils.stringToSeq: split on ',', each part trimmed, empty parts
+// dropped.
+func TestFilters(t *testing.T) {
+	for v, want := range map[string][]string{
+		"":                              nil,
+		" , ,":                          nil,
+		" a.B ,c.D,, ":                  {"a.B", "c.D"},
+		"org.apache.spark.ui.JWSFilter": {"org.apache.spark.ui.JWSFilter"},
+	} {
+		if d := cmp.Diff(want, Filters(map[string]string{KeyUIFilters: v})); d != "" {
+			t.Errorf("Filters(%q) (-want +got):\n%s", v, d)
+		}
+	}
+}
