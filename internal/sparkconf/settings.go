@@ -29,6 +29,10 @@ const (
 	// (docs/routes.md): the prefix of the links Spark writes, and the base of its redirects.
 	KeyProxyBase        = "spark.ui.proxyBase"
 	KeyProxyRedirectURI = "spark.ui.proxyRedirectUri"
+	// KeyReverseProxy and KeyReverseProxyURL: with reverseProxy on, SparkContext replaces
+	// the proxyBase system property at start (see Settings.ReverseProxy).
+	KeyReverseProxy    = "spark.ui.reverseProxy"
+	KeyReverseProxyURL = "spark.ui.reverseProxyUrl"
 
 	// The driver's RPC and block-manager ports (core's internal/config/package.scala
 	// DRIVER_PORT, DRIVER_BLOCK_MANAGER_PORT, BLOCK_MANAGER_PORT) and Spark Connect's gRPC
@@ -77,6 +81,12 @@ type Settings struct {
 	ConnectPort int
 	// ConnectPlugin: spark.plugins starts Spark Connect in this application.
 	ConnectPlugin bool
+	// ReverseProxy is spark.ui.reverseProxy (UI.scala UI_REVERSE_PROXY, a booleanConf). When
+	// on, SparkContext sets the system property spark.ui.proxyBase to
+	// spark.ui.reverseProxyUrl (trailing "/" stripped) + "/proxy/" + the application id, on
+	// every cluster manager (SparkContext's init, 3.x and master alike): the proxyBase of the
+	// conf no longer reaches UIUtils.uiRoot.
+	ReverseProxy bool
 }
 
 // SettingError names a key whose value Spark could not use.
@@ -184,6 +194,8 @@ func Derive(props map[string]string) (Settings, []*SettingError) {
 	} else if s.UIPort > 0 {
 		s.SSLPort = userPort(s.UIPort, sslPortOffset)
 	}
+	// SparkContext reads it (conf.get(UI_REVERSE_PROXY)) whether or not a UI runs.
+	s.ReverseProxy = boolean(KeyReverseProxy, false, true)
 	s.DriverOnly = strings.HasPrefix(strings.TrimSpace(props[KeyDriverMaster]), "local")
 	s.ClientMode = strings.EqualFold(props[KeyDeployMode], "client")
 	// Kubernetes' Config.scala KUBERNETES_DRIVER_SERVICE_DELETE_ON_TERMINATION: booleanConf.

@@ -21,6 +21,7 @@ func TestDeriveParsesLikeSpark(t *testing.T) {
 		{"ui port trimmed", map[string]string{KeyUIPort: " 4045\t"}, func(s Settings) bool { return s.UIPort == 4045 }, nil},
 		{"ui enabled trimmed", map[string]string{KeyUIEnabled: " FALSE "}, func(s Settings) bool { return !s.UIEnabled }, nil},
 		{"deleteOnTermination trimmed", map[string]string{KeyDeleteOnTermination: "false "}, func(s Settings) bool { return !s.DeleteOnTermination }, nil},
+		{"reverse proxy trimmed", map[string]string{KeyReverseProxy: " TRUE"}, func(s Settings) bool { return s.ReverseProxy }, nil},
 		{"connect port trimmed", map[string]string{KeyConnectPort: " 15010"}, func(s Settings) bool { return s.ConnectPort == 15010 }, nil},
 		// Plain getters: Utils.portMaxRetries (.map(_.toInt)), SSLOptions.parse
 		// (getBoolean, .map(_.toInt)), BasicDriverFeatureStep (getInt).
