@@ -42,6 +42,9 @@ const (
 	KeyBlockManagerPort       = "spark.blockManager.port"
 	KeyConnectPort            = "spark.connect.grpc.binding.port"
 	KeyPlugins                = "spark.plugins"
+	// KeyPluginsDefaultList is prepended to spark.plugins (package.scala PLUGINS
+	// .withPrepended(DEFAULT_PLUGINS_LIST, ","), since SPARK-29397 in 3.0).
+	KeyPluginsDefaultList = "spark.plugins.defaultList"
 )
 
 // Spark's own defaults.
@@ -217,11 +220,9 @@ func Derive(props map[string]string) (Settings, []*SettingError) {
 			errs = append(errs, &SettingError{Key: KeyRedactionRegex, Value: v, Want: "a regular expression (" + err.Error() + ")"})
 		}
 	}
-	for _, p := range strings.Split(props[KeyPlugins], ",") {
-		if strings.TrimSpace(p) == ConnectPlugin {
-			s.ConnectPlugin = true
-		}
-	}
+	// PLUGINS is a stringConf.toSequence read with spark.plugins.defaultList prepended.
+	plugins := props[KeyPluginsDefaultList] + "," + props[KeyPlugins]
+	s.ConnectPlugin = slices.Contains(stringToSeq(plugins), ConnectPlugin)
 	return s, errs
 }
 
@@ -270,8 +271,13 @@ func (s Settings) FrontPort() int {
 // is a stringConf.toSequence, split by Utils.stringToSeq on ',' with each part trimmed and
 // empty ones dropped (3.x and master), so " , " installs no filter at all.
 func Filters(props map[string]string) []string {
+	return stringToSeq(props[KeyUIFilters])
+}
+
+// stringToSeq is core's Utils.stringToSeq, how every stringConf.toSequence entry is read.
+func stringToSeq(v string) []string {
 	var out []string
-	for _, f := range strings.Split(props[KeyUIFilters], ",") {
+	for _, f := range strings.Split(v, ",") {
 		if f = javaTrim(f); f != "" {
 			out = append(out, f)
 		}

@@ -22,6 +22,8 @@ func TestDeriveParsesLikeSpark(t *testing.T) {
 		{"ui enabled trimmed", map[string]string{KeyUIEnabled: " FALSE "}, func(s Settings) bool { return !s.UIEnabled }, nil},
 		{"deleteOnTermination trimmed", map[string]string{KeyDeleteOnTermination: "false "}, func(s Settings) bool { return !s.DeleteOnTermination }, nil},
 		{"reverse proxy trimmed", map[string]string{KeyReverseProxy: " TRUE"}, func(s Settings) bool { return s.ReverseProxy }, nil},
+		{"connect plugin from the default list", map[string]string{KeyPluginsDefaultList: ConnectPlugin + " ,", KeyPlugins: "com.example.P"},
+			func(s Settings) bool { return s.ConnectPlugin }, nil},
 		{"connect port trimmed", map[string]string{KeyConnectPort: " 15010"}, func(s Settings) bool { return s.ConnectPort == 15010 }, nil},
 		// Plain getters: Utils.portMaxRetries (.map(_.toInt)), SSLOptions.parse
 		// (getBoolean, .map(_.toInt)), BasicDriverFeatureStep (getInt).
