@@ -13,9 +13,14 @@ var SUI015 = Rule{
 	Severity: framework.Error,
 	Title:    "unreadable spark.properties or a bad UI setting",
 	Name:     "SparkProperties",
-	Catches:  "A driver spark.properties that cannot be parsed, or a setting sparkui reads (spark.ui.port, spark.port.maxRetries, spark.ssl.ui.port, spark.ssl.port (an integer ≥ 0: only SSLOptions.parse reads it), spark.driver.port, spark.blockManager.port, spark.driver.blockManager.port, spark.connect.grpc.binding.port, the TLS and UI switches) that is not a valid value: a port must be 0 (random) or 1024-65535, as Spark's Utils.startServiceOnPort requires.",
-	Why:      "Spark fails at start on it, and sparkui cannot know which port the UI will bind (it assumes Spark's default for the rest).",
-	Fix:      "Correct the named key in the ConfigMap, or in spec.sparkConf.",
+	Catches: "A driver spark.properties that cannot be parsed, or a setting sparkui reads that Spark refuses at start: a port it binds " +
+		"(spark.ui.port while the UI is on, spark.ssl.ui.port while TLS is on, spark.driver.port, spark.blockManager.port, " +
+		"spark.driver.blockManager.port, spark.connect.grpc.binding.port) that is not 0 (random) or 1024-65535, as Spark's " +
+		"Utils.startServiceOnPort requires; spark.port.maxRetries below 0; spark.ssl.port or a disabled spark.ssl.ui.port that is " +
+		"not an integer ≥ 0 (SSLOptions.parse on Spark 3.x); a TLS or UI switch that is not true or false. Each value is parsed " +
+		"as its reader in Spark parses it (ConfigBuilder entries are trimmed, SparkConf's plain getters are not): docs/spark-conformance.md.",
+	Why: "Spark fails at start on it, and sparkui cannot know which port the UI will bind (it assumes Spark's default for the rest).",
+	Fix: "Correct the named key in the ConfigMap, or in spec.sparkConf.",
 	Failing: `kind: ConfigMap
 data:
   spark.properties: |

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -43,8 +44,8 @@ spec:
 func checkSUI024(ctx *Context) []Finding {
 	var out []Finding
 	for _, a := range ctx.Model.Apps {
-		filters := a.Props[sparkconf.KeyUIFilters]
-		if !a.Settings.UIEnabled || strings.TrimSpace(filters) == "" {
+		filterNames := sparkconf.Filters(a.Props)
+		if !a.Settings.UIEnabled || len(filterNames) == 0 {
 			continue
 		}
 		if _, c := RuntimeContainer(a); c != nil {
@@ -56,14 +57,7 @@ func checkSUI024(ctx *Context) []Finding {
 				continue
 			}
 		}
-		var filterNames []string
-		jws := false
-		for _, f := range strings.Split(filters, ",") {
-			if f = strings.TrimSpace(f); f != "" {
-				filterNames = append(filterNames, f)
-				jws = jws || f == jwsFilter
-			}
-		}
+		jws := slices.Contains(filterNames, jwsFilter)
 		need := "a credential the filter accepts: spec.runtime.auth.headerSecret (one header line such as a cookie or a basic-auth Authorization) or spec.runtime.auth.bearerTokenSecret"
 		if jws {
 			need = "a bearer token: spec.runtime.auth.bearerTokenSecret naming a Secret key that holds a JWS signed with the filter's spark.org.apache.spark.ui.JWSFilter.param.secretKey"

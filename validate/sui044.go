@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"strings"
+
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -17,13 +19,13 @@ var SUI044 = Rule{
 	Title:    "the route's path prefix and spark.ui.proxyBase / spark.ui.proxyRedirectUri disagree",
 	Name:     "RoutePrefixProxyBaseMismatch",
 	Catches: "An application whose UI Service records a route prefix (" + names.AnnotationRoutePrefix + ") while its Spark conf has another spark.ui.proxyBase (the prefix, or none for \"/\"), " +
-		"or a prefix other than \"/\" without spark.ui.proxyRedirectUri.",
+		"or a prefix other than \"/\" without spark.ui.proxyRedirectUri, or spark.ui.reverseProxy=true (SparkContext then replaces proxyBase with spark.ui.reverseProxyUrl + \"/proxy/<application id>\").",
 	Why: "Spark serves its UI at the root whatever proxyBase says (JettyUtils.createServletHandler), and the route strips the prefix; proxyBase only prefixes the links Spark writes " +
 		"(UIUtils.uiRoot/prependBaseUri). Another proxyBase sends every link and asset outside the route (404). Spark's redirects (/ to /jobs/, Jetty's trailing-slash ones) " +
 		"carry the prefix only through ProxyRedirectHandler, which JettyUtils installs when spark.ui.proxyRedirectUri is set: without it the first page of the route redirects to /jobs/ at the host's root.",
 	Fix: "Run sparkui-fn in transform mode with the same spec.route (it writes both properties where it can write the conf, and reports a SUI044 warning naming the old value " +
 		"when it replaces a spark.ui.proxyBase it did not write), or set spark.ui.proxyBase=<prefix> and " +
-		"spark.ui.proxyRedirectUri=/ (https://<host> behind TLS) yourself; for \"/\" remove spark.ui.proxyBase.",
+		"spark.ui.proxyRedirectUri=/ (https://<host> behind TLS) yourself; for \"/\" remove spark.ui.proxyBase. Remove spark.ui.reverseProxy.",
 	Failing: `metadata:
   annotations: {sparkui.dev/route-prefix: /spark/analytics/pi}   # UI Service
 ---
@@ -46,6 +48,14 @@ func checkSUI044(ctx *Context) []Finding {
 		want := prefix
 		if prefix == "/" {
 			want = ""
+		}
+		if a.Settings.ReverseProxy {
+			obj, field := confLocation(a, sparkconf.KeyReverseProxy)
+			base := strings.TrimSuffix(a.Props[sparkconf.KeyReverseProxyURL], "/") + "/proxy/<application id>"
+			out = append(out, Finding{Object: obj, Field: field,
+				Msg: "the route serves the UI under " + prefix + " but " + sparkconf.KeyReverseProxy + "=true makes Spark replace spark.ui.proxyBase with " + base +
+					" when it starts (SparkContext), so every link Spark writes leaves the route; remove " + sparkconf.KeyReverseProxy + " (it is for a standalone master's proxy)"})
+			continue
 		}
 		got, set := a.Props[sparkconf.KeyProxyBase]
 		if !a.ConfWritable() && !set && want != "" {

@@ -119,17 +119,42 @@ func (c *Carrier) detectWorkload(opts CarrierOptions) (bool, error) {
 	c.MainClass, c.MainClassPath = sub.mainClass, ctrPath
 
 	// The conf, lowest precedence first: the functionConfig's sparkConf (what the image or
-	// the notebook code sets, which the manifests cannot show), the properties file Spark
-	// loads (spark-defaults.conf in the conf dir, or --properties-file), then the
-	// command-line flags (spark-submit: flags override the properties file).
+	// the notebook code sets, which the manifests cannot show), the properties files Spark
+	// loads, the --conf arguments, then the options that name a property (--master,
+	// --deploy-mode, --name), and the environment's DEPLOY_MODE and MASTER under all of them.
+	// spark-submit's SparkSubmitArguments (3.x and master): --conf fills sparkProperties
+	// first and mergeDefaultSparkProperties adds only missing keys, from --properties-file,
+	// then from spark-defaults.conf when no --properties-file is given or (4.0+,
+	// SPARK-48392) --load-spark-defaults is; loadEnvironmentArguments then takes
+	// `deployMode = Option(deployMode).orElse(sparkProperties.get(...)).orElse(env.get(
+	// "DEPLOY_MODE"))`, so the option wins over --conf whatever their order.
 	for k, v := range opts.SparkConf {
 		c.Conf[k] = v
 	}
-	if err := c.readConfFile(opts, ctr, ctrPath, sub.propertiesFile); err != nil {
-		return false, err
+	var files []string
+	if sub.propertiesFile == "" || sub.loadDefaults {
+		files = append(files, sparkDefaultsFile(ctr))
+	}
+	if sub.propertiesFile != "" {
+		files = append(files, sub.propertiesFile)
+	}
+	for _, f := range files {
+		if err := c.readConfFile(opts, ctr, ctrPath, f); err != nil {
+			return false, err
+		}
 	}
 	for k, v := range sub.conf {
 		c.Conf[k] = v
+	}
+	for k, v := range sub.options {
+		c.Conf[k] = v
+	}
+	for env, key := range map[string]string{"DEPLOY_MODE": sparkconf.KeyDeployMode, "MASTER": "spark.master"} {
+		if _, set := c.Conf[key]; !set {
+			if v := literalEnv(ctr, env); v != "" {
+				c.Conf[key] = v
+			}
+		}
 	}
 	c.readIPFamilies()
 	// The Pod runs the driver itself: client mode unless it says otherwise (then it is a
@@ -146,9 +171,13 @@ func (c *Carrier) detectWorkload(opts CarrierOptions) (bool, error) {
 }
 
 type submitArgs struct {
-	conf           map[string]string
+	conf map[string]string
+	// options are the properties named by --master, --deploy-mode and --name, which
+	// override --conf.
+	options        map[string]string
 	mainClass      string
 	propertiesFile string
+	loadDefaults   bool // --load-spark-defaults (Spark 4.0+)
 }
 
 // readSubmitArgs reads spark-submit's options from the driver container's command and args
@@ -157,7 +186,7 @@ type submitArgs struct {
 // (Spark's SparkSubmitOptionParser accepts both). Tokens are taken one by one: a shell
 // command line in one string (sh -c "…") is not split.
 func (c *Carrier) readSubmitArgs(ctr *yaml.Node, ctrPath string) (submitArgs, error) {
-	out := submitArgs{conf: map[string]string{}}
+	out := submitArgs{conf: map[string]string{}, options: map[string]string{}}
 	if ctr == nil {
 		return out, nil
 	}
@@ -190,6 +219,10 @@ func (c *Carrier) readSubmitArgs(ctr *yaml.Node, ctrPath string) (submitArgs, er
 		if !strings.HasPrefix(opt, "-") {
 			continue
 		}
+		if t == "--load-spark-defaults" { // a switch: takes no value
+			out.loadDefaults = true
+			continue
+		}
 		if !inline {
 			if i+1 >= len(tokens) {
 				break
@@ -210,7 +243,7 @@ func (c *Carrier) readSubmitArgs(ctr *yaml.Node, ctrPath string) (submitArgs, er
 			out.propertiesFile = val
 		default:
 			if key, ok := flags[opt]; ok {
-				out.conf[key] = val
+				out.options[key] = val
 			} else {
 				known = false
 			}
@@ -222,25 +255,36 @@ func (c *Carrier) readSubmitArgs(ctr *yaml.Node, ctrPath string) (submitArgs, er
 	return out, nil
 }
 
-// readConfFile reads the properties file Spark loads from an input ConfigMap mounted into
-// the driver container: --properties-file when given, else spark-defaults.conf in
-// $SPARK_CONF_DIR (default /opt/spark/conf), both java.util.Properties files. A mount of the
+// sparkDefaultsFile is spark-defaults.conf in the container's $SPARK_CONF_DIR (default
+// /opt/spark/conf): Utils.getDefaultPropertiesFile.
+func sparkDefaultsFile(ctr *yaml.Node) string {
+	dir := defaultSparkConfDir
+	if v := literalEnv(ctr, "SPARK_CONF_DIR"); v != "" {
+		dir = v
+	}
+	return path.Join(dir, sparkDefaultsConfKey)
+}
+
+// literalEnv is the value the container's env list gives name, "" when unset or not a
+// literal (valueFrom is not known at build time); the last entry wins, as in the kubelet.
+func literalEnv(ctr *yaml.Node, name string) string {
+	v := ""
+	for _, e := range yamlx.Items(yamlx.Get(ctr, "env")) {
+		if yamlx.GetStr(e, "name") == name {
+			v = yamlx.GetStr(e, "value")
+		}
+	}
+	return v
+}
+
+// readConfFile reads a properties file Spark loads (java.util.Properties) from an input
+// ConfigMap mounted into the driver container, into c.Conf over what is there. A mount of the
 // directory (configMap items may rename keys) or of the one file through subPath is
 // followed; anything else (a ConfigMap not in the input, a projected volume) leaves the
 // conf to the other sources.
-func (c *Carrier) readConfFile(opts CarrierOptions, ctr *yaml.Node, ctrPath, propertiesFile string) error {
-	if ctr == nil || opts.ConfigMap == nil {
+func (c *Carrier) readConfFile(opts CarrierOptions, ctr *yaml.Node, ctrPath, file string) error {
+	if ctr == nil || opts.ConfigMap == nil || c.ConfError != nil {
 		return nil
-	}
-	file := propertiesFile
-	if file == "" {
-		dir := defaultSparkConfDir
-		for _, e := range yamlx.Items(yamlx.Get(ctr, "env")) {
-			if yamlx.GetStr(e, "name") == "SPARK_CONF_DIR" && yamlx.GetStr(e, "value") != "" {
-				dir = yamlx.GetStr(e, "value")
-			}
-		}
-		file = path.Join(dir, sparkDefaultsConfKey)
 	}
 	file = path.Clean(file)
 	mounts := yamlx.Get(ctr, "volumeMounts")

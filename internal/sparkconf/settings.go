@@ -29,6 +29,10 @@ const (
 	// (docs/routes.md): the prefix of the links Spark writes, and the base of its redirects.
 	KeyProxyBase        = "spark.ui.proxyBase"
 	KeyProxyRedirectURI = "spark.ui.proxyRedirectUri"
+	// KeyReverseProxy and KeyReverseProxyURL: with reverseProxy on, SparkContext replaces
+	// the proxyBase system property at start (see Settings.ReverseProxy).
+	KeyReverseProxy    = "spark.ui.reverseProxy"
+	KeyReverseProxyURL = "spark.ui.reverseProxyUrl"
 
 	// The driver's RPC and block-manager ports (core's internal/config/package.scala
 	// DRIVER_PORT, DRIVER_BLOCK_MANAGER_PORT, BLOCK_MANAGER_PORT) and Spark Connect's gRPC
@@ -38,6 +42,9 @@ const (
 	KeyBlockManagerPort       = "spark.blockManager.port"
 	KeyConnectPort            = "spark.connect.grpc.binding.port"
 	KeyPlugins                = "spark.plugins"
+	// KeyPluginsDefaultList is prepended to spark.plugins (package.scala PLUGINS
+	// .withPrepended(DEFAULT_PLUGINS_LIST, ","), since SPARK-29397 in 3.0).
+	KeyPluginsDefaultList = "spark.plugins.defaultList"
 )
 
 // Spark's own defaults.
@@ -77,6 +84,12 @@ type Settings struct {
 	ConnectPort int
 	// ConnectPlugin: spark.plugins starts Spark Connect in this application.
 	ConnectPlugin bool
+	// ReverseProxy is spark.ui.reverseProxy (UI.scala UI_REVERSE_PROXY, a booleanConf). When
+	// on, SparkContext sets the system property spark.ui.proxyBase to
+	// spark.ui.reverseProxyUrl (trailing "/" stripped) + "/proxy/" + the application id, on
+	// every cluster manager (SparkContext's init, 3.x and master alike): the proxyBase of the
+	// conf no longer reaches UIUtils.uiRoot.
+	ReverseProxy bool
 }
 
 // SettingError names a key whose value Spark could not use.
@@ -90,15 +103,25 @@ func (e *SettingError) Error() string {
 
 // Derive computes Settings from properties. Bad values are reported, one error per key, and
 // replaced by Spark's default so the rest of the application can still be handled.
+//
+// Each value is parsed the way its reader in Spark parses it (docs/spark-conformance.md):
+// an entry read through its ConfigBuilder (conf.get(UI_PORT)) goes through
+// ConfigHelpers.toNumber/toBoolean, which trim the value first; SparkConf's plain getters
+// (getInt, getBoolean, getOption(...).map(_.toInt)) do not trim. Values from a properties file
+// reach both already trimmed (Utils.getPropertiesFromFile; Parse does the same).
 func Derive(props map[string]string) (Settings, []*SettingError) {
 	var errs []*SettingError
-	boolean := func(key string, def bool) bool {
+	// boolean is Scala's String.toBoolean: case-insensitive "true"/"false", nothing else.
+	boolean := func(key string, def, trim bool) bool {
 		v, ok := props[key]
 		if !ok {
 			return def
 		}
-		// Scala's String.toBoolean: case-insensitive "true"/"false", nothing else.
-		switch strings.ToLower(v) {
+		w := v
+		if trim {
+			w = javaTrim(v)
+		}
+		switch strings.ToLower(w) {
 		case "true":
 			return true
 		case "false":
@@ -107,13 +130,17 @@ func Derive(props map[string]string) (Settings, []*SettingError) {
 		errs = append(errs, &SettingError{Key: key, Value: v, Want: "true or false"})
 		return def
 	}
-	// integer reads key as a 32-bit integer accepted by valid.
-	integer := func(key string, def int, valid func(int) bool, want string) (int, bool) {
+	// integer reads key as a 32-bit integer (Java's Integer.parseInt) accepted by valid.
+	integer := func(key string, def int, trim bool, valid func(int) bool, want string) (int, bool) {
 		v, ok := props[key]
 		if !ok {
 			return def, false
 		}
-		n, err := strconv.ParseInt(v, 10, 32)
+		w := v
+		if trim {
+			w = javaTrim(v)
+		}
+		n, err := strconv.ParseInt(w, 10, 32)
 		if err != nil || !valid(int(n)) {
 			errs = append(errs, &SettingError{Key: key, Value: v, Want: want})
 			return def, false
@@ -122,60 +149,80 @@ func Derive(props map[string]string) (Settings, []*SettingError) {
 	}
 	// Every port Spark binds goes through core's util/Utils.scala startServiceOnPort, which
 	// requires "startPort == 0 || (1024 <= startPort && startPort < 65536)"; port() applies
-	// that to every 0-65535 range.
+	// that to a port Spark binds.
 	const portWant = "0 (a random port) or an integer port from 1024 to 65535"
-	port := func(key string, def int) (int, bool) {
-		return integer(key, def, func(n int) bool { return n == 0 || (n >= 1024 && n <= 65535) }, portWant)
+	bindable := func(n int) bool { return n == 0 || (n >= 1024 && n <= 65535) }
+	port := func(key string, def int, trim bool) (int, bool) {
+		return integer(key, def, trim, bindable, portWant)
 	}
 	var s Settings
-	s.UIEnabled = boolean(KeyUIEnabled, true)
-	s.UIPort, _ = port(KeyUIPort, DefaultUIPort)
-	s.MaxRetries, _ = integer(KeyMaxRetries, DefaultMaxRetries, func(n int) bool { return n >= 0 && n <= 65535 }, "an integer from 0 to 65535")
+	// UI_ENABLED and UI_PORT are ConfigBuilder entries (core's internal/config/UI.scala),
+	// read as conf.get(UI_ENABLED) (SparkContext) and SparkUI.getUIPort (conf.get(UI_PORT)).
+	s.UIEnabled = boolean(KeyUIEnabled, true, true)
+	if s.UIEnabled {
+		s.UIPort, _ = port(KeyUIPort, DefaultUIPort, true)
+	} else {
+		// No UI is bound, so startServiceOnPort's range never applies; spark-submit still
+		// declares the port as the driver's containerPort (Kubernetes' BasicDriverFeatureStep
+		// calls SparkUI.getUIPort whatever spark.ui.enabled says), which must parse and which
+		// the API server takes from 0 (SUI001/SUI031) to 65535.
+		s.UIPort, _ = integer(KeyUIPort, DefaultUIPort, true, func(n int) bool { return n >= 0 && n <= 65535 },
+			"an integer from 0 to 65535 (with spark.ui.enabled=false Spark binds no UI, but declares this port on the driver container)")
+	}
+	// Utils.portMaxRetries: conf.getOption("spark.port.maxRetries").map(_.toInt), no trim
+	// and no upper bound; startServiceOnPort then tries offsets 0 to maxRetries, so a
+	// negative count tries nothing and every service (the RPC server first) fails to start.
+	s.MaxRetries, _ = integer(KeyMaxRetries, DefaultMaxRetries, false, func(n int) bool { return n >= 0 },
+		"a non-negative integer (Utils.portMaxRetries: a negative count lets no service bind)")
 	// spark.ssl.ui.enabled inherits spark.ssl.enabled (SecurityManager parses "spark.ssl" and
 	// passes it as defaults to SSLOptions.parse for "spark.ssl.ui"), but the port does not:
 	// SSLOptions.parse reads `$ns.port` with no `.orElse(defaults...)` (core's SSLOptions.scala,
 	// 3.x and master alike; docs/security.md: "The default namespace is ignored when reading
 	// this configuration"). JettyUtils.startJettyServer then binds
 	// sslOptions.port.getOrElse(if (port > 0) Utils.userPort(port, 400) else 0).
-	sslDefault := boolean(KeySSLEnabled, false)
-	s.TLS = boolean(KeySSLUIEnabled, sslDefault)
-	// spark.ssl.port is still parsed by Spark for the default namespace ("toInt", then
-	// require(p >= 0)): a value that fails there stops the driver, so it is reported.
-	integer(KeySSLPort, 0, func(n int) bool { return n >= 0 }, "a non-negative integer (SSLOptions.parse)")
-	sslPort, set := port(KeySSLUIPort, 0)
-	if s.TLS {
-		switch {
-		case set:
-			s.SSLPort = sslPort
-		case s.UIPort > 0:
-			s.SSLPort = userPort(s.UIPort, sslPortOffset)
-		default:
-			s.SSLPort = 0
-		}
+	// SSLOptions.parse reads with SparkConf.getBoolean and .map(_.toInt): no trim.
+	sslDefault := boolean(KeySSLEnabled, false, false)
+	s.TLS = boolean(KeySSLUIEnabled, sslDefault, false)
+	// SSLOptions.parse applies "toInt" and require(p >= 0) to `$ns.port`: on Spark 3.x for
+	// every namespace, enabled or not; from 4.0 only for an enabled one (parse returns early
+	// otherwise). A value that fails there stops the driver on 3.x, so it is reported.
+	const sslParsedWant = "a non-negative integer (SSLOptions.parse on Spark 3.x)"
+	nonNegative := func(n int) bool { return n >= 0 }
+	integer(KeySSLPort, 0, false, nonNegative, sslParsedWant)
+	if !s.TLS {
+		integer(KeySSLUIPort, 0, false, nonNegative, sslParsedWant)
+	} else if p, set := port(KeySSLUIPort, 0, false); set {
+		// Only an enabled HTTPS connector binds it (startServiceOnPort's range).
+		s.SSLPort = p
+	} else if s.UIPort > 0 {
+		s.SSLPort = userPort(s.UIPort, sslPortOffset)
 	}
+	// SparkContext reads it (conf.get(UI_REVERSE_PROXY)) whether or not a UI runs.
+	s.ReverseProxy = boolean(KeyReverseProxy, false, true)
 	s.DriverOnly = strings.HasPrefix(strings.TrimSpace(props[KeyDriverMaster]), "local")
 	s.ClientMode = strings.EqualFold(props[KeyDeployMode], "client")
-	s.DeleteOnTermination = boolean(KeyDeleteOnTermination, true)
+	// Kubernetes' Config.scala KUBERNETES_DRIVER_SERVICE_DELETE_ON_TERMINATION: booleanConf.
+	s.DeleteOnTermination = boolean(KeyDeleteOnTermination, true, true)
 	rpcDefault, bmDefault := DefaultK8sDriverPort, DefaultK8sBlockManagerPort
 	if s.ClientMode && !s.DriverOnly {
 		// Client mode: no BasicDriverFeatureStep, core's defaults (0: random).
 		rpcDefault, bmDefault = 0, 0
 	}
-	s.DriverPort, _ = port(KeyDriverPort, rpcDefault)
-	// BasicDriverFeatureStep: spark.driver.blockManager.port, else spark.blockManager.port.
-	bm, _ := port(KeyBlockManagerPort, bmDefault)
-	s.BlockManagerPort, _ = port(KeyDriverBlockManagerPort, bm)
-	s.ConnectPort, _ = port(KeyConnectPort, DefaultConnectPort)
+	// spark-submit's BasicDriverFeatureStep reads these with SparkConf.getInt (no trim):
+	// spark.driver.blockManager.port, else spark.blockManager.port.
+	s.DriverPort, _ = port(KeyDriverPort, rpcDefault, false)
+	bm, _ := port(KeyBlockManagerPort, bmDefault, false)
+	s.BlockManagerPort, _ = port(KeyDriverBlockManagerPort, bm, false)
+	// Connect.scala CONNECT_GRPC_BINDING_PORT: an intConf.
+	s.ConnectPort, _ = port(KeyConnectPort, DefaultConnectPort, true)
 	if v, ok := props[KeyRedactionRegex]; ok {
 		if _, err := CompileRedaction(v); err != nil && !errors.Is(err, ErrJavaOnlyRegex) {
 			errs = append(errs, &SettingError{Key: KeyRedactionRegex, Value: v, Want: "a regular expression (" + err.Error() + ")"})
 		}
 	}
-	for _, p := range strings.Split(props[KeyPlugins], ",") {
-		if strings.TrimSpace(p) == ConnectPlugin {
-			s.ConnectPlugin = true
-		}
-	}
+	// PLUGINS is a stringConf.toSequence read with spark.plugins.defaultList prepended.
+	plugins := props[KeyPluginsDefaultList] + "," + props[KeyPlugins]
+	s.ConnectPlugin = slices.Contains(stringToSeq(plugins), ConnectPlugin)
 	return s, errs
 }
 
@@ -218,4 +265,22 @@ func (s Settings) FrontPort() int {
 		return s.UIPort
 	}
 	return DefaultUIPort
+}
+
+// Filters are the class names of spark.ui.filters as Spark reads them: UI.scala's UI_FILTERS
+// is a stringConf.toSequence, split by Utils.stringToSeq on ',' with each part trimmed and
+// empty ones dropped (3.x and master), so " , " installs no filter at all.
+func Filters(props map[string]string) []string {
+	return stringToSeq(props[KeyUIFilters])
+}
+
+// stringToSeq is core's Utils.stringToSeq, how every stringConf.toSequence entry is read.
+func stringToSeq(v string) []string {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if f = javaTrim(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -99,14 +99,15 @@ func TestSkipPorts(t *testing.T) {
 func TestDerivePortRange(t *testing.T) {
 	for _, key := range []string{KeyUIPort, KeySSLUIPort, KeyDriverPort, KeyBlockManagerPort, KeyDriverBlockManagerPort, KeyConnectPort} {
 		for _, v := range []string{"1", "80", "1023", "65536", "-1", "2147483648"} {
-			_, errs := Derive(map[string]string{key: v})
+			// spark.ssl.ui.port is bound only by an enabled HTTPS connector.
+			_, errs := Derive(map[string]string{key: v, KeySSLUIEnabled: "true"})
 			want := key + "=" + strconv.Quote(v) + " is not 0 (a random port) or an integer port from 1024 to 65535"
 			if len(errs) != 1 || errs[0].Error() != want {
 				t.Errorf("%s=%s: errors %v, want [%s]", key, v, errs, want)
 			}
 		}
 		for _, v := range []string{"0", "1024", "65535"} {
-			if _, errs := Derive(map[string]string{key: v}); len(errs) != 0 {
+			if _, errs := Derive(map[string]string{key: v, KeySSLUIEnabled: "true"}); len(errs) != 0 {
 				t.Errorf("%s=%s: errors %v, want none", key, v, errs)
 			}
 		}
@@ -126,7 +127,7 @@ func TestDeriveSSLDefaultPort(t *testing.T) {
 
 func TestDeriveErrors(t *testing.T) {
 	got, errs := Derive(map[string]string{
-		KeyUIPort: "40x0", KeyMaxRetries: "-1", KeySSLUIPort: "70000", KeyUIEnabled: "yes",
+		KeyUIPort: "40x0", KeyMaxRetries: "-1", KeySSLUIPort: "70000", KeyUIEnabled: "yes", KeySSLEnabled: "true",
 	})
 	var keys []string
 	for _, e := range errs {
