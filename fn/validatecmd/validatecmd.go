@@ -44,7 +44,7 @@ var Help = cli.Command{
 	Path:  "sparkui-fn validate",
 	Short: "check plain YAML with sparkui's rules; nothing is changed or written back",
 	Usage: []string{
-		"sparkui-fn validate [FILE|DIR|-]... [--output text|json|sarif|junit] [--config FILE] [--stdin-name NAME] [--max-input-bytes BYTES]",
+		"sparkui-fn validate [FILE|DIR|-]... [--output text|json|sarif|junit] [--config FILE] [--stdin-name NAME] [--memory-limit BYTES] [--max-input-bytes BYTES]",
 		"sparkui-fn validate --baseline OLD [NEW|DIR|-]... [--output text|json|sarif|junit]",
 	},
 	Long: `Runs exactly what the KRM function runs with mode: validate, on all the objects at once (an
@@ -76,7 +76,7 @@ objects and carriers in only one rendering are not reported. See docs/upgrading.
 	Exit: []cli.Exit{
 		{Code: ExitClean, Meaning: "no finding of severity error (warnings and info may be printed)"},
 		{Code: ExitFindings, Meaning: "at least one finding of severity error"},
-		{Code: ExitUnusable, Meaning: "unusable input, the reason on stderr and nothing on stdout: an unreadable file, a YAML syntax error, a bad flag or --config, no object at all, a kustomization directory, an input over --max-input-bytes"},
+		{Code: ExitUnusable, Meaning: "unusable input, the reason on stderr and nothing on stdout: an unreadable file, a YAML syntax error, a bad flag or --config, no object at all, a kustomization directory, an input over --memory-limit (its estimate) or --max-input-bytes"},
 	},
 	See: "docs/validate.md, docs/rules.md",
 }
