@@ -91,7 +91,7 @@ func (s *scanner) line() {
 			s.i++
 		case c == ':' && (s.flow > 0 || s.spaceAfter()):
 			s.i++
-			if s.flow == 0 && s.restEmpty() {
+			if s.flow == 0 && s.onlyProperties() {
 				s.n++ // the value is on the lines below: a collection (or null)
 			}
 		case (c == '|' || c == '>') && s.flow == 0:
@@ -128,6 +128,26 @@ func (s *scanner) restEmpty() bool {
 		case ' ', '\t', '\r':
 		case '\n', '#':
 			return true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// onlyProperties says whether only anchors, tags, blanks and a comment are left on the line
+// (`driver: &pod # shared`: the node is the mapping below).
+func (s *scanner) onlyProperties() bool {
+	for j := s.i; j < len(s.d); j++ {
+		switch c := s.d[j]; c {
+		case ' ', '\t', '\r':
+		case '\n', '#':
+			return true
+		case '&', '!':
+			for j < len(s.d) && !isSpace(s.d[j]) {
+				j++
+			}
+			j--
 		default:
 			return false
 		}
