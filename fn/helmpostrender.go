@@ -49,7 +49,7 @@ Anywhere, the same run outside Helm shows them:
 // --post-renderer-args after the plugin's own arguments (helm.sh/helm/v4
 // internal/plugin/subprocess_commands.go, PrepareCommands), so the config file comes last and
 // a "-" cannot follow it: standard input is read here whatever the arguments.
-func runHelmPostRenderer(args []string, stdin io.Reader, maxBytes int64, opts function.Options, stdout, stderr io.Writer) int {
+func runHelmPostRenderer(args []string, stdin io.Reader, lim inputlimit.Limits, opts function.Options, stdout, stderr io.Writer) int {
 	for _, a := range args {
 		if a == "-h" || a == "--help" {
 			io.WriteString(stdout, helmPostRendererHelp.Render([]cli.Flag{cli.HelpFlag}))
@@ -68,14 +68,14 @@ func runHelmPostRenderer(args []string, stdin io.Reader, maxBytes int64, opts fu
 		return 2
 	}
 	var diag bytes.Buffer
-	code := helmPostRender(args, stdin, maxBytes, opts, stdout, io.MultiWriter(stderr, &diag))
+	code := helmPostRender(args, stdin, lim, opts, stdout, io.MultiWriter(stderr, &diag))
 	if code != 0 {
 		toHelmStderr(diag.Bytes())
 	}
 	return code
 }
 
-func helmPostRender(args []string, stdin io.Reader, maxBytes int64, opts function.Options, stdout, stderr io.Writer) int {
+func helmPostRender(args []string, stdin io.Reader, lim inputlimit.Limits, opts function.Options, stdout, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "sparkui-fn: "+format+"\n", a...)
 		return 1
@@ -84,20 +84,20 @@ func helmPostRender(args []string, stdin io.Reader, maxBytes int64, opts functio
 		return fail("no standard input")
 	}
 	if len(args) == 1 {
-		if err := krmio.CheckConfigFile(args[0], maxBytes); err != nil {
+		if err := krmio.CheckConfigFile(args[0], lim.ByteLimit()); err != nil {
 			return fail("%v", err)
 		}
 	}
 	// Read first to refuse what Helm never sends (a ResourceList, a List) and to pass an
 	// empty render through; krmio then reads the same bytes within the same limit.
-	data, err := inputlimit.NewBudget(maxBytes).ReadAll("standard input", stdin)
+	data, err := lim.Budget().ReadAll("standard input", stdin)
 	if err != nil {
 		return fail("%v", err)
 	}
 	if !krmio.IsStream(data) {
 		return notAStream(data, stderr)
 	}
-	r := &krmio.Reader{Stdin: bytes.NewReader(data), Budget: inputlimit.NewBudget(maxBytes)}
+	r := &krmio.Reader{Stdin: bytes.NewReader(data), Budget: lim.Budget()}
 	if len(args) == 1 {
 		r.Args = []string{args[0], "-"}
 	}

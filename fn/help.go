@@ -24,8 +24,8 @@ var rootHelp = cli.Command{
 (docs/configuration.md); none means every default. Results go to the ResourceList, and one
 line per error to stderr, which is all kustomize shows of a failing function; plain YAML and a
 v1 List have no results field: every result goes to stderr. The items are written even when a
-result is an error. An input over --max-input-bytes or --max-applications is refused, nothing
-written (docs/configuration.md, Input limits).`,
+result is an error. An input that would not fit --memory-limit (the cgroup's limit, else 4Gi)
+is refused before it is parsed, nothing written (docs/configuration.md, Input limits).`,
 	Commands: []cli.Sub{
 		{Name: "validate", Short: "check plain YAML with sparkui's rules (text, json, sarif or junit report)"},
 		{Name: "policy", Short: "print ValidatingAdmissionPolicies that enforce the single-object rules at admission"},

@@ -85,7 +85,10 @@ func TestInputLimitValues(t *testing.T) {
 		code      int
 		stderr    string
 	}{
-		{"--max-input-bytes=1Ki", "", 1, "larger than the limit of 1Ki (1024 bytes) (the default, 16Mi"},
+		{"--max-input-bytes=1Ki", "", 1, "larger than the limit of 1Ki (1024 bytes) (set by --max-input-bytes or SPARKUI_MAX_INPUT_BYTES)"},
+		{"--memory-limit=1Gi", "", 0, ""},
+		{"--memory-limit=1Ki", "", 1, "standard input: the input is larger than the limit of 1 bytes (what a memory limit of 1Ki, --memory-limit, allows"},
+		{"--memory-limit=lots", "", 1, `--memory-limit="lots": want a number of bytes`},
 		{"", "1Mi", 0, ""},
 		{"--max-input-bytes=0", "10", 0, ""},
 		{"--max-input-bytes=ten", "", 1, `--max-input-bytes="ten": want a number of bytes`},

@@ -28,7 +28,7 @@ import (
 )
 
 func main() {
-	setMemoryLimit()
+	setMemoryLimit(os.Args[1:])
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -45,11 +45,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	// `validate` takes --max-input-bytes among its own flags.
-	lim := inputlimit.Defaults()
+	// `validate` takes the limits' flags among its own.
+	lim := inputlimit.Detect(os.ReadFile)
 	if len(args) == 0 || args[0] != "validate" {
 		var err error
-		if lim, err = inputlimit.FromEnv(os.Getenv); err == nil {
+		if lim, err = inputlimit.FromEnv(os.Getenv, lim); err == nil {
 			args, lim, err = inputlimit.TakeFlags(args, lim)
 		}
 		if err != nil {
@@ -57,10 +57,10 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	budget := inputlimit.NewBudget(lim.Bytes)
-	opts := function.Options{MaxApplications: lim.Applications}
+	budget := lim.Budget()
+	opts := function.Options{}
 	if len(args) > 0 && args[0] == helmPostRenderer {
-		return runHelmPostRenderer(args[1:], stdin, lim.Bytes, opts, stdout, stderr)
+		return runHelmPostRenderer(args[1:], stdin, lim, opts, stdout, stderr)
 	}
 	if len(args) == 0 && stdin != nil {
 		return runKRM(&krmio.Reader{Stdin: stdin, Budget: budget}, opts, stdout, stderr)
@@ -80,10 +80,13 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.SetHelpCommand(&cobra.Command{Hidden: true})
 	// Read by inputlimit.TakeFlags before cobra parses anything; declared here for --help.
-	cmd.Flags().String(inputlimit.BytesFlag, inputlimit.Human(inputlimit.DefaultBytes),
-		"read at most `bytes` of input (Ki, Mi, Gi; 0: no limit; env "+inputlimit.BytesEnv+"): more is refused before it is parsed")
-	cmd.Flags().Int(inputlimit.AppsFlag, inputlimit.DefaultApplications,
-		"rewrite at most `n` applications in one transform run (0: no limit; env "+inputlimit.AppsEnv+")")
+	cmd.Flags().String(inputlimit.MemoryFlag, "",
+		"the memory one run may use (`bytes`, Ki, Mi, Gi; default the cgroup's limit, else 4Gi; 0: no limit; env "+inputlimit.MemoryEnv+
+			"): an input whose estimate (~200 bytes a YAML node, ~5 a byte, ~100 KiB an application) is over 60 % of it is refused before it is parsed")
+	cmd.Flags().String(inputlimit.BytesFlag, "",
+		"read at most `bytes` of input (Ki, Mi, Gi; default what --memory-limit allows at ~5 bytes of memory a byte; 0: no limit; env "+inputlimit.BytesEnv+"): more is refused before it is parsed")
+	cmd.Flags().String(inputlimit.AppsFlag, "",
+		"rewrite at most `n` applications in one transform run (default what --memory-limit allows; 0: no limit; env "+inputlimit.AppsEnv+")")
 	cmd.SilenceUsage = true
 	cmd.SilenceErrors = true
 	cmd.InitDefaultVersionFlag()
@@ -101,7 +104,7 @@ func runBuffered(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "sparkui-fn", version.Version) },
 	})
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && args[0] != "validate" && args[0] != "policy" && args[0] != "version" && args[0] != "help" {
-		if err := krmio.CheckConfigFile(args[0], lim.Bytes); err != nil {
+		if err := krmio.CheckConfigFile(args[0], lim.ByteLimit()); err != nil {
 			fmt.Fprintln(stderr, "sparkui-fn:", err)
 			return 1
 		}
@@ -154,6 +157,7 @@ func reportErrors(results framework.Results, stderr io.Writer) int {
 // runKRM is the function over one input, in whatever form r reads it: read, run, write back in
 // the same form, then the results on stderr (all of them unless the output carries them).
 func runKRM(r *krmio.Reader, opts function.Options, stdout, stderr io.Writer) int {
+	opts.Applications = r.Budget.Applications // what the input read leaves for their output
 	items, err := r.Read()
 	if err != nil {
 		fmt.Fprintln(stderr, "sparkui-fn:", err)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/sparkui/sparkui/fn/krmio"
 	"github.com/sparkui/sparkui/internal/app"
-	"github.com/sparkui/sparkui/internal/inputlimit"
 	"github.com/sparkui/sparkui/internal/yamlx"
 	"github.com/sparkui/sparkui/transform"
 	"github.com/sparkui/sparkui/validate"
@@ -17,9 +16,10 @@ import (
 
 // Options bound one run of the function.
 type Options struct {
-	// MaxApplications is how many applications one transform run rewrites; 0 is no limit.
-	// Past it Process returns inputlimit's error and changes nothing.
-	MaxApplications int
+	// Applications says whether one transform (or uninstall) run may rewrite n applications
+	// (inputlimit's Budget.Applications); nil: no bound. On its error Process returns it and
+	// changes nothing.
+	Applications func(n int) error
 }
 
 // Process is the whole function over one ResourceList: load the config, rewrite (in
@@ -59,9 +59,11 @@ func Run(rl *framework.ResourceList, held *krmio.Held, o Options) error {
 	// edit through a shared node would reach every place naming it (yamlx/dealias.go).
 	un := yamlx.Unalias(rl.Items)
 	m := app.BuildWith(un.Items, opts)
-	if cfg.Mode != "validate" && o.MaxApplications > 0 && len(m.Apps) > o.MaxApplications {
-		rl.Items = input
-		return inputlimit.TooManyApplications(len(m.Apps), o.MaxApplications)
+	if cfg.Mode != "validate" && o.Applications != nil {
+		if err := o.Applications(len(m.Apps)); err != nil {
+			rl.Items = input
+			return err
+		}
 	}
 	if cfg.Mode == "transform" || cfg.Mode == "uninstall" {
 		var items []*yaml.RNode

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/sparkui/sparkui/fn/krmio"
-	"github.com/sparkui/sparkui/internal/inputlimit"
 	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/validate"
 	"github.com/sparkui/sparkui/validate/report"
@@ -19,7 +18,7 @@ func Baseline(opts Options, stdin io.Reader) (*report.Report, error) {
 	if opts.Baseline == "-" && len(opts.Paths) == 1 && opts.Paths[0] == "-" {
 		return nil, fmt.Errorf("--baseline - and NEW - both want standard input: name a file for one of them")
 	}
-	budget := inputlimit.NewBudget(opts.MaxInputBytes)
+	budget := opts.Limits.Budget()
 	oldIn := &krmio.FilesReader{Paths: []string{opts.Baseline}, Stdin: stdin, StdinName: opts.StdinName, Budget: budget}
 	oldItems, err := oldIn.Read()
 	if err != nil {

@@ -44,7 +44,7 @@ var Help = cli.Command{
 	Path:  "sparkui-fn validate",
 	Short: "check plain YAML with sparkui's rules; nothing is changed or written back",
 	Usage: []string{
-		"sparkui-fn validate [FILE|DIR|-]... [--output text|json|sarif|junit] [--config FILE] [--stdin-name NAME] [--max-input-bytes BYTES]",
+		"sparkui-fn validate [FILE|DIR|-]... [--output text|json|sarif|junit] [--config FILE] [--stdin-name NAME] [--memory-limit BYTES] [--max-input-bytes BYTES]",
 		"sparkui-fn validate --baseline OLD [NEW|DIR|-]... [--output text|json|sarif|junit]",
 	},
 	Long: `Runs exactly what the KRM function runs with mode: validate, on all the objects at once (an
@@ -76,7 +76,7 @@ objects and carriers in only one rendering are not reported. See docs/upgrading.
 	Exit: []cli.Exit{
 		{Code: ExitClean, Meaning: "no finding of severity error (warnings and info may be printed)"},
 		{Code: ExitFindings, Meaning: "at least one finding of severity error"},
-		{Code: ExitUnusable, Meaning: "unusable input, the reason on stderr and nothing on stdout: an unreadable file, a YAML syntax error, a bad flag or --config, no object at all, a kustomization directory, an input over --max-input-bytes"},
+		{Code: ExitUnusable, Meaning: "unusable input, the reason on stderr and nothing on stdout: an unreadable file, a YAML syntax error, a bad flag or --config, no object at all, a kustomization directory, an input over --memory-limit (its estimate) or --max-input-bytes"},
 	},
 	See: "docs/validate.md, docs/rules.md",
 }
@@ -89,8 +89,8 @@ type Options struct {
 	Paths     []string
 	// Baseline is the previous rendering (--baseline): Paths are then compared with it.
 	Baseline string
-	// MaxInputBytes bounds what is read from every input together; 0 is no limit.
-	MaxInputBytes int64
+	// Limits bound what is read from every input together (bytes, and the memory estimate).
+	Limits inputlimit.Limits
 }
 
 // New is the cobra command. It prints its own messages and returns an ExitCode when the
@@ -111,24 +111,25 @@ func New() *cobra.Command {
 			return nil
 		},
 	}
-	var maxBytes string
+	var maxBytes, memory string
 	cmd.PreRunE = func(*cobra.Command, []string) error {
-		lim, err := inputlimit.FromEnv(os.Getenv)
+		lim, err := inputlimit.FromEnv(os.Getenv, inputlimit.Detect(os.ReadFile))
+		if err == nil && memory != "" {
+			err = lim.Set(inputlimit.MemoryFlag, memory)
+		}
 		if err == nil && maxBytes != "" {
-			lim.Bytes, err = inputlimit.ParseBytes(maxBytes)
-			if err != nil {
-				err = fmt.Errorf("--%s=%q: %v", inputlimit.BytesFlag, maxBytes, err)
-			}
+			err = lim.Set(inputlimit.BytesFlag, maxBytes)
 		}
 		if err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "sparkui-fn validate: %v\n", err)
 			return ExitCode(ExitUnusable)
 		}
-		o.MaxInputBytes = lim.Bytes
+		o.Limits = lim
 		return nil
 	}
 	f := cmd.Flags()
-	f.StringVar(&maxBytes, inputlimit.BytesFlag, "", "the most `bytes` read from all inputs together (default 16Mi, or $SPARKUI_MAX_INPUT_BYTES; units Ki, Mi, Gi; 0: no limit): a larger input is refused (exit 2) before it is parsed")
+	f.StringVar(&memory, inputlimit.MemoryFlag, "", "the memory the run may use (`bytes`, Ki, Mi, Gi; default the cgroup's limit, else 4Gi, or $SPARKUI_MEMORY_LIMIT; 0: no limit): an input whose estimate (~200 bytes a YAML node, ~5 a byte) is over 60 % of it is refused (exit 2) before it is parsed")
+	f.StringVar(&maxBytes, inputlimit.BytesFlag, "", "the most `bytes` read from all inputs together (default what --memory-limit allows at ~5 bytes of memory a byte, or $SPARKUI_MAX_INPUT_BYTES; units Ki, Mi, Gi; 0: no limit): a larger input is refused (exit 2) before it is parsed")
 	f.StringVarP(&o.Output, "output", "o", "text", "the report's `format`: text (file:line: severity: message, a summary on stderr), json, sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML)")
 	f.StringVar(&o.Config, "config", "", "a functionConfig `file` (SparkUIService or ConfigMap) for the other settings, e.g. createRBAC: \"false\" or spark.* properties; its mode is always validate")
 	f.StringVar(&o.Baseline, "baseline", "", "the previous rendering (a `file`, directory or -) to compare the input with: report what applying the input over it does to each carrier, instead of the rules (docs/upgrading.md)")
@@ -197,7 +198,7 @@ func NormalizeArgs(args []string) []string {
 			name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 			dashes := ""
 			switch name {
-			case "output", "config", "stdin-name", "baseline", "help", inputlimit.BytesFlag:
+			case "output", "config", "stdin-name", "baseline", "help", inputlimit.BytesFlag, inputlimit.MemoryFlag:
 				dashes = "--"
 			case "o", "h":
 				dashes = "-"
@@ -270,7 +271,7 @@ func placeLine(o *object, r *framework.Result) int {
 // (an application's Pod, Services, ConfigMap and RBAC may sit in different files) and places
 // each result at its file and line.
 func Validate(opts Options, stdin io.Reader) (*report.Report, error) {
-	in := &krmio.FilesReader{Paths: opts.Paths, Stdin: stdin, StdinName: opts.StdinName, Budget: inputlimit.NewBudget(opts.MaxInputBytes)}
+	in := &krmio.FilesReader{Paths: opts.Paths, Stdin: stdin, StdinName: opts.StdinName, Budget: opts.Limits.Budget()}
 	items, err := in.Read()
 	if err != nil {
 		return nil, err

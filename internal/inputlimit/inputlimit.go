@@ -2,24 +2,29 @@
 // the memory it has is refused with a message saying which limit and how to raise it, instead
 // of the Go runtime's "fatal error: out of memory" (or the kernel's OOM kill) with nothing on
 // stdout. The function holds the whole input and the whole output as YAML node trees (every
-// rule sees every object), so its memory grows with both:
+// rule sees every object), and its memory follows what those trees hold, not the bytes:
+// 10 KB of dashboard JSON in a block scalar is one node, 10 KB of short keys a thousand.
 //
-//   - Bytes bounds what is read (standard input, the files of standalone mode and of
-//     `sparkui-fn validate`), checked while reading, before anything is parsed;
-//   - Applications bounds how many applications one transform run rewrites, checked once the
-//     input is parsed, before the output is built: each application adds its UI Service, RBAC,
-//     sidecar and routes, whatever the size of its own manifest (a two-line SparkApplication
-//     comes out as some 2.8 KB of YAML), so a byte bound alone does not bound the output.
+// So the bound is the memory the run has (Limits.Memory: the container's cgroup limit, else
+// 4 GiB, or --memory-limit), and an estimate of what the input will take, from what
+// docs/performance.md measured on the built binary (live heap, the most of each shape):
 //
-// The defaults fit a 4 GiB container with room to spare; docs/performance.md has the
-// measurements behind them.
+//   - before parsing, BaseCost + ByteCost a byte + NodeCost a YAML node, the nodes counted by a
+//     scan of the bytes that allocates nothing (CountNodes);
+//   - once parsed, before the output is built, AppCost more for each application a transform
+//     run rewrites (its sidecar, UI Service, RBAC and routes, whatever the size of its manifest).
+//
+// The estimate may reach Share % of the memory: the garbage collector's soft limit is 85 % of
+// a cgroup's limit (fn/memlimit.go), and a live heap close to that soft limit makes it collect
+// all the time (docs/performance.md: 87 % of it took 2.6 times as long as 71 %). Bytes are
+// also bounded while reading, at what the allowance leaves for bytes alone, so that a huge
+// input is refused before it is held. An explicit --max-input-bytes or --max-applications
+// replaces its derived bound.
 package inputlimit
 
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -27,6 +32,9 @@ import (
 )
 
 const (
+	// MemoryFlag and MemoryEnv set Limits.Memory; the flag wins.
+	MemoryFlag = "memory-limit"
+	MemoryEnv  = "SPARKUI_MEMORY_LIMIT"
 	// BytesFlag and BytesEnv set Limits.Bytes; the flag wins.
 	BytesFlag = "max-input-bytes"
 	BytesEnv  = "SPARKUI_MAX_INPUT_BYTES"
@@ -34,44 +42,123 @@ const (
 	AppsFlag = "max-applications"
 	AppsEnv  = "SPARKUI_MAX_APPLICATIONS"
 
-	// DefaultBytes: 16 MiB of input.
-	DefaultBytes int64 = 16 << 20
-	// DefaultApplications: applications rewritten in one run.
-	DefaultApplications = 10000
+	// DefaultMemory is the memory assumed where the cgroup sets no limit: the container size
+	// the documentation asks for.
+	DefaultMemory int64 = 4 << 30
+	// Share is the percentage of Limits.Memory the estimate may reach.
+	Share = 60
+
+	// The estimate's terms, measured (docs/performance.md, "Input limits and memory"), each
+	// rounded up from the costliest shape: a 100 MB scalar took 5.0 bytes of live heap a byte,
+	// 4,000,000 flow-sequence numbers and 2,260,000 short ConfigMap keys 193 and 190 a node,
+	// 8,000 kubeflow SparkApplications 89 KiB each, parsing included.
+	BaseCost int64 = 16 << 20
+	ByteCost int64 = 5
+	NodeCost int64 = 200
+	AppCost  int64 = 100 << 10
 )
 
 // Limits are the bounds of one run; 0 means no bound.
 type Limits struct {
-	Bytes        int64
+	// Memory is the memory of the run, MemoryFrom where it was read (for messages).
+	Memory     int64
+	MemoryFrom string
+	// Bytes bounds the bytes read when BytesSet; else Memory does (ByteLimit).
+	Bytes    int64
+	BytesSet bool
+	// Applications bounds the applications rewritten when AppsSet; else Memory does.
 	Applications int
+	AppsSet      bool
 }
 
-// Defaults are the limits with neither flag nor environment variable set.
-func Defaults() Limits { return Limits{Bytes: DefaultBytes, Applications: DefaultApplications} }
+const fromDefault = "the default, no cgroup memory limit being set"
 
-// FromEnv is Defaults overridden by the environment variables that are set: kustomize runs an
-// exec function with no arguments but with its own environment (kyaml fn/runtime/exec/exec.go).
-func FromEnv(getenv func(string) string) (Limits, error) {
+// Defaults are the limits with no flag, no environment variable and no cgroup limit.
+func Defaults() Limits { return Limits{Memory: DefaultMemory, MemoryFrom: fromDefault} }
+
+// Detect is Defaults with the memory limit of the process's cgroup, when it has one.
+func Detect(read func(string) ([]byte, error)) Limits {
 	l := Defaults()
-	if v := getenv(BytesEnv); v != "" {
-		n, err := ParseBytes(v)
-		if err != nil {
-			return l, fmt.Errorf("%s=%q: %v", BytesEnv, v, err)
-		}
-		l.Bytes = n
+	if m, ok := CgroupMemory(read); ok {
+		l.Memory, l.MemoryFrom = m, "the container's, from its cgroup"
 	}
-	if v := getenv(AppsEnv); v != "" {
-		n, err := parseCount(v)
+	return l
+}
+
+// CgroupMemory reads the memory limit of the process's cgroup: cgroup v2's memory.max, else
+// v1's memory.limit_in_bytes (which says "no limit" with a number near 2^63).
+func CgroupMemory(read func(string) ([]byte, error)) (int64, bool) {
+	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := read(p)
 		if err != nil {
-			return l, fmt.Errorf("%s=%q: %v", AppsEnv, v, err)
+			continue
 		}
-		l.Applications = n
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || n <= 0 || n >= 1<<50 {
+			return 0, false // "max", or no limit in v1's words
+		}
+		return n, true
+	}
+	return 0, false
+}
+
+// Allowance is what the estimate may reach; 0: no bound.
+func (l Limits) Allowance() int64 { return l.Memory / 100 * Share }
+
+// ByteLimit bounds the bytes read: Bytes when set, else what the allowance leaves for bytes
+// alone (the cheapest input per byte is one long scalar: no node to speak of); 0: no bound.
+func (l Limits) ByteLimit() int64 {
+	if l.BytesSet || l.Memory == 0 {
+		return l.Bytes
+	}
+	return max((l.Allowance()-BaseCost)/ByteCost, 1)
+}
+
+// Estimate is the memory an input of bytes and nodes takes to parse and hold.
+func Estimate(bytes, nodes int64) int64 { return BaseCost + ByteCost*bytes + NodeCost*nodes }
+
+// FromEnv is l overridden by the environment variables that are set: kustomize runs an exec
+// function with no arguments but with its own environment (kyaml fn/runtime/exec/exec.go).
+func FromEnv(getenv func(string) string, l Limits) (Limits, error) {
+	for _, name := range []string{MemoryEnv, BytesEnv, AppsEnv} {
+		if v := getenv(name); v != "" {
+			if err := l.set(name, v); err != nil {
+				return l, fmt.Errorf("%s=%q: %v", name, v, err)
+			}
+		}
 	}
 	return l, nil
 }
 
-// TakeFlags removes --max-input-bytes and --max-applications (`--flag=value` or `--flag value`,
-// one dash or two) from args, up to a "--", and applies them to l.
+// Set applies the flag name (MemoryFlag, BytesFlag or AppsFlag) with the value v.
+func (l *Limits) Set(name, v string) error {
+	if err := l.set(name, v); err != nil {
+		return fmt.Errorf("--%s=%q: %v", name, v, err)
+	}
+	return nil
+}
+
+func (l *Limits) set(name, v string) error {
+	var err error
+	switch name {
+	case MemoryFlag, MemoryEnv:
+		l.Memory, err = ParseBytes(v)
+		l.MemoryFrom = "--" + MemoryFlag
+		if name == MemoryEnv {
+			l.MemoryFrom = MemoryEnv
+		}
+	case BytesFlag, BytesEnv:
+		l.Bytes, err = ParseBytes(v)
+		l.BytesSet = true
+	case AppsFlag, AppsEnv:
+		l.Applications, err = parseCount(v)
+		l.AppsSet = true
+	}
+	return err
+}
+
+// TakeFlags removes --memory-limit, --max-input-bytes and --max-applications (`--flag=value`
+// or `--flag value`, one dash or two) from args, up to a "--", and applies them to l.
 func TakeFlags(args []string, l Limits) ([]string, Limits, error) {
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
@@ -80,7 +167,7 @@ func TakeFlags(args []string, l Limits) ([]string, Limits, error) {
 			return append(out, args[i:]...), l, nil
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || (name != BytesFlag && name != AppsFlag) {
+		if !strings.HasPrefix(a, "-") || (name != BytesFlag && name != AppsFlag && name != MemoryFlag) {
 			out = append(out, a)
 			continue
 		}
@@ -91,14 +178,8 @@ func TakeFlags(args []string, l Limits) ([]string, Limits, error) {
 			i++
 			val = args[i]
 		}
-		var err error
-		if name == BytesFlag {
-			l.Bytes, err = ParseBytes(val)
-		} else {
-			l.Applications, err = parseCount(val)
-		}
-		if err != nil {
-			return nil, l, fmt.Errorf("--%s=%q: %v", name, val, err)
+		if err := l.Set(name, val); err != nil {
+			return nil, l, err
 		}
 	}
 	return out, l, nil
@@ -127,124 +208,5 @@ func parseCount(s string) (int, error) {
 	return n, nil
 }
 
-// TooLarge is the error of an input over Limits.Bytes.
-type TooLarge struct {
-	What  string // what was being read when the limit was reached
-	Limit int64
-}
-
-func (e *TooLarge) Error() string {
-	limit := fmt.Sprintf("%d bytes", e.Limit)
-	if h := Human(e.Limit); h != strconv.FormatInt(e.Limit, 10) {
-		limit = h + " (" + limit + ")"
-	}
-	why := "the default, " + Human(DefaultBytes) + ", keeps the function within a 4 GiB container"
-	if e.Limit == DefaultBytes {
-		why = "the default, which keeps the function within a 4 GiB container"
-	}
-	return fmt.Sprintf("%s: the input is larger than the limit of %s (%s); raise it with --%s=<bytes> or %s=<bytes> "+
-		"(e.g. 64Mi; 0: no limit) and give the process the memory docs/performance.md lists for that size, or split the input",
-		e.What, limit, why, BytesFlag, BytesEnv)
-}
-
-// TooManyApplications is the error of a run over Limits.Applications.
-func TooManyApplications(n, limit int) error {
-	why := fmt.Sprintf("the default, %d, keeps", DefaultApplications)
-	if limit == DefaultApplications {
-		why = "the default, which keeps"
-	}
-	return fmt.Errorf("the input has %d applications, more than the limit of %d one run rewrites (%s the function "+
-		"within a 4 GiB container: every application's output is held until all is written); raise it with --%s=<n> "+
-		"or %s=<n> (0: no limit) and give the process the memory docs/performance.md lists, or split the input",
-		n, limit, why, AppsFlag, AppsEnv)
-}
-
 // Human writes n as ParseBytes reads it: in the largest binary unit that divides it.
 func Human(n int64) string { return resource.NewQuantity(n, resource.BinarySI).String() }
-
-// Budget is what is left of Limits.Bytes for the run: every reader of one run draws on it.
-type Budget struct {
-	limit int64 // 0: no limit
-	used  int64
-}
-
-// NewBudget is a budget of limit bytes; 0 is no limit.
-func NewBudget(limit int64) *Budget { return &Budget{limit: limit} }
-
-// ReadAll reads r to its end, or fails with a *TooLarge as soon as the budget is exceeded,
-// having read at most one byte past it.
-func (b *Budget) ReadAll(what string, r io.Reader) ([]byte, error) {
-	if b == nil || b.limit == 0 {
-		return io.ReadAll(r)
-	}
-	left := b.limit - b.used
-	data, err := io.ReadAll(io.LimitReader(r, left+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > left {
-		return nil, &TooLarge{What: what, Limit: b.limit}
-	}
-	b.used += int64(len(data))
-	return data, nil
-}
-
-// ReadFile reads a file against the budget: a regular file whose size is over what is left
-// is refused before it is read.
-func (b *Budget) ReadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if b != nil && b.limit != 0 {
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > b.limit-b.used {
-			return nil, &TooLarge{What: path, Limit: b.limit}
-		}
-	}
-	return b.ReadAll(path, f)
-}
-
-// Reader is r drawing on the budget as it is read: past the budget, Read fails with a
-// *TooLarge.
-func (b *Budget) Reader(what string, r io.Reader) io.Reader {
-	if b == nil || b.limit == 0 {
-		return r
-	}
-	return &reader{b: b, r: r, what: what}
-}
-
-type reader struct {
-	b    *Budget
-	r    io.Reader
-	what string
-}
-
-func (r *reader) Read(p []byte) (int, error) {
-	left := r.b.limit - r.b.used
-	if left < 0 {
-		return 0, &TooLarge{What: r.what, Limit: r.b.limit}
-	}
-	if int64(len(p)) > left+1 {
-		p = p[:left+1]
-	}
-	n, err := r.r.Read(p)
-	r.b.used += int64(n)
-	if r.b.used > r.b.limit {
-		return 0, &TooLarge{What: r.what, Limit: r.b.limit}
-	}
-	return n, err
-}
-
-// Draw counts n bytes of what (read by someone else) against the budget, and fails with a
-// *TooLarge when they exceed it.
-func (b *Budget) Draw(what string, n int64) error {
-	if b == nil || b.limit == 0 {
-		return nil
-	}
-	b.used += n
-	if b.used > b.limit {
-		return &TooLarge{What: what, Limit: b.limit}
-	}
-	return nil
-}

@@ -28,25 +28,22 @@ func TestParseBytes(t *testing.T) {
 	}
 }
 
-// TestReaderStopsAtTheBudget: a reader fails once the budget is passed, having read at most one
-// byte past it, and two readers of one run share the budget.
-func TestReaderStopsAtTheBudget(t *testing.T) {
+// TestReadAllStopsAtTheBudget: a read fails once the byte limit is passed, having read at most
+// one byte past it, and two reads of one run share the limit.
+func TestReadAllStopsAtTheBudget(t *testing.T) {
 	b := NewBudget(10)
-	got, err := io.ReadAll(b.Reader("a", strings.NewReader("123456")))
+	got, err := b.ReadAll("a", strings.NewReader("123456"))
 	if err != nil || string(got) != "123456" {
 		t.Fatalf("first read: %q, %v", got, err)
 	}
 	src := &countingReader{r: strings.NewReader(strings.Repeat("x", 1<<20))}
-	_, err = io.ReadAll(b.Reader("b", src))
+	_, err = b.ReadAll("b", src)
 	var tl *TooLarge
-	if !errors.As(err, &tl) || tl.What != "b" || tl.Limit != 10 {
+	if !errors.As(err, &tl) || tl.What != "b" || tl.ByteLimit != 10 {
 		t.Fatalf("second read: %v, want TooLarge of b at 10", err)
 	}
 	if src.n > 5 {
 		t.Errorf("read %d bytes of the second input, want at most 5 (4 left, and one to know it is more)", src.n)
-	}
-	if _, err := b.ReadAll("c", strings.NewReader("")); !errors.As(err, &tl) {
-		t.Errorf("after the budget is spent: %v", err)
 	}
 	if data, err := NewBudget(0).ReadAll("d", strings.NewReader("unbounded")); err != nil || string(data) != "unbounded" {
 		t.Errorf("no limit: %q, %v", data, err)
@@ -65,8 +62,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 func TestTakeFlags(t *testing.T) {
-	args, l, err := TakeFlags([]string{"-max-input-bytes", "1Mi", "fn.yaml", "--max-applications=5", "--", "--max-applications=7"}, Defaults())
-	if err != nil || l.Bytes != 1<<20 || l.Applications != 5 || strings.Join(args, " ") != "fn.yaml -- --max-applications=7" {
+	args, l, err := TakeFlags([]string{"-max-input-bytes", "1Mi", "fn.yaml", "--max-applications=5", "--memory-limit", "8Gi", "--", "--max-applications=7"}, Defaults())
+	if err != nil || l.Bytes != 1<<20 || !l.BytesSet || l.Applications != 5 || !l.AppsSet || l.Memory != 8<<30 || l.MemoryFrom != "--memory-limit" ||
+		strings.Join(args, " ") != "fn.yaml -- --max-applications=7" {
 		t.Errorf("TakeFlags: %q %+v %v", args, l, err)
 	}
 }
