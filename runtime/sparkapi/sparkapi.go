@@ -170,9 +170,18 @@ type application struct {
 // Probe asks the server at hostport (an "ip:port" or "[ip6]:port") who it is.
 func (p *Prober) Probe(ctx context.Context, hostport string) Result {
 	base := p.Scheme() + "://" + hostport
-	var apps []application
 	authed := false // the credential was needed: send it on the next request too
-	if r, ok := p.getJSON(ctx, base+"/api/v1/applications", maxListBody, &apps, &authed); !ok {
+	r := p.identify(ctx, base, &authed)
+	if r.Verdict != Match {
+		return r
+	}
+	return p.notHistory(ctx, base, &authed, r)
+}
+
+// identify reads the REST API's listing (and, under hostNetwork, the environment).
+func (p *Prober) identify(ctx context.Context, base string, authed *bool) Result {
+	var apps []application
+	if r, ok := p.getJSON(ctx, base+"/api/v1/applications", maxListBody, &apps, authed); !ok {
 		return r
 	}
 	// A live UI lists exactly its own application (ApplicationListResource over the UI's
@@ -206,7 +215,7 @@ func (p *Prober) Probe(ctx context.Context, hostport string) Result {
 	var env struct {
 		SparkProperties [][]string `json:"sparkProperties"`
 	}
-	r, ok := p.getJSON(ctx, base+"/api/v1/applications/"+url.PathEscape(app.ID)+"/environment", maxEnvBody, &env, &authed)
+	r, ok := p.getJSON(ctx, base+"/api/v1/applications/"+url.PathEscape(app.ID)+"/environment", maxEnvBody, &env, authed)
 	if !ok {
 		if r.Status == http.StatusNotFound {
 			// Listed but no environment yet: the UI is starting (the environment is stored

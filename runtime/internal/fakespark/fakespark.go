@@ -260,7 +260,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case "/jobs", "/stages", "/storage", "/environment", "/executors", "/static":
-		if state != StartingUp {
+		if state != StartingUp && len(s.opts.History) == 0 {
 			// Jetty's ContextHandler redirects a context root without its slash before
 			// the context's filter chain runs.
 			s.redirect(w, r, r.URL.Path+"/")
@@ -284,6 +284,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			s.redirect(w, r, "/jobs/")
 			return
 		}
+	}
+	if s.historyPage(w, r) {
+		return
 	}
 	apps := s.apps()
 	switch {
