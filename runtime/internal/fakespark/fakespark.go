@@ -30,6 +30,7 @@
 package fakespark
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -123,6 +124,9 @@ type Options struct {
 	Startup []Phase
 	// Hang: accept connections and never answer (a UI thread pool exhausted).
 	Hang bool
+	// TLSConfig, with TLS, is the HTTPS connector's (StartUI sets it from SSL); nil = Go's
+	// test certificate.
+	TLSConfig *tls.Config
 }
 
 // Server is a running stand-in UI.
@@ -138,6 +142,9 @@ type Server struct {
 	Addr    string // host:port it listens on
 	once    sync.Once
 	stop    chan struct{} // closed by Close: ends the startup sequence
+	// pausedUntil (unix nanoseconds) ends a GC pause (Pause); hang is Options.Hang, settable.
+	pausedUntil atomic.Int64
+	hang        atomic.Bool
 }
 
 // Start listens and serves.
@@ -159,6 +166,7 @@ func Start(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, redact: redact}
+	s.hang.Store(opts.Hang)
 	s.state.Store(int32(opts.State))
 	if len(opts.Startup) > 0 {
 		s.state.Store(int32(opts.Startup[0].State))
@@ -167,6 +175,7 @@ func Start(opts Options) (*Server, error) {
 	_ = s.srv.Listener.Close()
 	s.srv.Listener = ln
 	if opts.TLS {
+		s.srv.TLS = opts.TLSConfig
 		s.srv.StartTLS()
 	} else {
 		s.srv.Start()
@@ -244,8 +253,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.byAgent[r.UserAgent()]++
 	s.seen = append(s.seen, Request{Path: r.URL.Path, Header: r.Header.Clone()})
 	s.mu.Unlock()
+	if !s.paused(r.Context().Done()) {
+		return
+	}
 	state := State(s.state.Load())
-	if s.opts.Hang {
+	if s.hang.Load() {
 		// A UI thread pool exhausted: the connection was accepted, no answer comes.
 		<-r.Context().Done()
 		return
