@@ -85,3 +85,27 @@ func TestStandInSlowStart(t *testing.T) {
 		t.Errorf("bound %v after ready: starting up must be asked at every pass", d)
 	}
 }
+
+// TestStandInStop: SparkContext.stop posts ApplicationEnd and then stops the UI at once,
+// before the DAG scheduler and the listener bus (core/src/main/scala/org/apache/spark/
+// SparkContext.scala stop, 3.5 and 4.0); the live UI never lists its attempt completed
+// (SparkUI.getApplicationInfoList: completed = false, endTime -1), so what the runtime sees is
+// the listening socket going away: the bound socket is no longer a match, and nothing else is.
+func TestStandInStop(t *testing.T) {
+	ui := startUI(t, fakespark.Options{}, "127.0.0.1", 0, nil)
+	f, _ := standinFinder(t, sparkapi.NewProber(standinID, false, 200*time.Millisecond), ui.HTTPPort)
+	s, ok := passFor(t, f, time.Second)
+	if !ok {
+		t.Fatalf("not bound: %s", f.Summary())
+	}
+	ui.Close()
+	if still, err := f.Source().StillListening(s); still || err != nil {
+		t.Fatalf("after the UI stopped: still listening %t, %v", still, err)
+	}
+	if s, ok := passFor(t, f, 200*time.Millisecond); ok {
+		t.Fatalf("still bound to %v after the UI stopped", s)
+	}
+	if sum := f.Summary(); !strings.Contains(sum, "nothing listens on ports "+strconv.Itoa(ui.HTTPPort)) {
+		t.Errorf("summary: %s", sum)
+	}
+}

@@ -25,14 +25,15 @@ const DefaultMaxRetries = 16
 // is 0": a random port is retried too); only a bind collision (isBindCollision: a
 // BindException, EADDRINUSE) moves on, any other error ends it. The message after the last
 // collision is Spark's "Service '<name>' failed after N retries".
-func BindPort(name string, port, maxRetries int, start func(port int) error) error {
+func BindPort(name string, port, maxRetries int, start func(port int) (bound int, err error)) error {
 	for offset := 0; ; offset++ {
 		try := 0
 		if port != 0 {
 			try = UserPort(port, offset)
 		}
-		err := start(try)
+		bound, err := start(try)
 		if err == nil {
+			Logf("Successfully started service '%s' on port %d.\n", name, bound)
 			return nil
 		}
 		if !errors.Is(err, syscall.EADDRINUSE) {
@@ -41,8 +42,12 @@ func BindPort(name string, port, maxRetries int, start func(port int) error) err
 		if offset >= maxRetries {
 			return fmt.Errorf("%w: Service '%s' failed after %d retries (starting from %d)", err, name, maxRetries, port)
 		}
+		Logf("Service '%s' could not bind on port %d. Attempting port %d.\n", name, try, try+1)
 	}
 }
+
+// Logf receives Spark's log lines of BindPort (fakespark-ui prints them; tests need not).
+var Logf = func(string, ...any) {}
 
 // SSL is what SSLOptions.parse reads for the "spark.ssl.ui" namespace and
 // createJettySslContextFactory applies (core/src/main/scala/org/apache/spark/SSLOptions.scala).
@@ -90,14 +95,15 @@ func StartUI(opts Options, host string, port, maxRetries int, ssl *SSL) (*UI, er
 	}
 	at := func(p int) string { return net.JoinHostPort(host, strconv.Itoa(p)) }
 	ui := &UI{}
-	serve := func(p int) error {
+	serve := func(p int) (int, error) {
 		o := opts
 		o.Addr = at(p)
 		s, err := Start(o)
-		if err == nil {
-			ui.Server = s
+		if err != nil {
+			return 0, err
 		}
-		return err
+		ui.Server = s
+		return s.Port, nil
 	}
 	if ssl == nil {
 		if err := BindPort("SparkUI", port, maxRetries, serve); err != nil {
@@ -120,12 +126,13 @@ func StartUI(opts Options, host string, port, maxRetries int, ssl *SSL) (*UI, er
 		return nil, err
 	}
 	ui.SecurePort = ui.Server.Port
-	err := BindPort("SparkUI", port, maxRetries, func(p int) error {
+	err := BindPort("SparkUI", port, maxRetries, func(p int) (int, error) {
 		r, err := StartRedirector(at(p), ui.SecurePort)
-		if err == nil {
-			ui.Redirect = r
+		if err != nil {
+			return 0, err
 		}
-		return err
+		ui.Redirect = r
+		return r.Port, nil
 	})
 	if err != nil {
 		ui.Server.Close()
