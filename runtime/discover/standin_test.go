@@ -205,3 +205,22 @@ func TestStandInHistoryServer(t *testing.T) {
 		t.Fatalf("verdict %s (%s)", r.Verdict, r.Detail)
 	}
 }
+
+// TestStandInTLSProxyRedirect: with spark.ui.proxyRedirectUri, ProxyRedirectHandler rewrites
+// the plain connector's redirect too (<proxyRedirectUri><uiRoot><path>, no https, no port): a
+// runtime configured for plain HTTP still reports TLS on, not a single sign-on filter.
+func TestStandInTLSProxyRedirect(t *testing.T) {
+	cert, err := fakespark.NewCert("spark-driver", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui := startUI(t, fakespark.Options{ProxyRedirectURI: "https://gateway.example/", ProxyBase: "/spark/ns/app"}, "127.0.0.1", 0, &fakespark.SSL{Cert: cert})
+	f, v := standinFinder(t, sparkapi.NewProber(standinID, false, time.Second), ui.HTTPPort)
+	if s, ok := passFor(t, f, 500*time.Millisecond); ok {
+		t.Fatalf("bound %v", s)
+	}
+	r := v.last(ui.HTTPPort)
+	if r.Verdict != sparkapi.TLSMismatch || !strings.Contains(r.Detail, "https://gateway.example/spark/ns/app/api/v1/applications") {
+		t.Fatalf("verdict %s (%s), want tls-mismatch naming the rewritten redirect", r.Verdict, r.Detail)
+	}
+}

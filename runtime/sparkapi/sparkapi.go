@@ -278,26 +278,6 @@ func (p *Prober) refusal(req *http.Request, resp *http.Response) (string, bool) 
 	return "", false
 }
 
-// attachingRedirect: a redirect of /api/v1/… to <basePath>/jobs/ comes from the UI's root
-// context while SparkUI.attachAllHandlers adds the UI's handlers one by one (core's
-// ui/SparkUI.scala: initialize() adds createRedirectHandler("/", "/jobs/") before
-// ApiRootResource's "/api" context). JettyUtils.createServletHandler maps that redirect
-// servlet at "/" of context "/", and Jetty's ContextHandlerCollection.handle picks the
-// longest context path that prefixes the target, "/" matching every target: until "/api" is
-// added every /api/v1 request is redirected (Jetty 9.4 and 10 alike). Not yet, not a filter.
-func attachingRedirect(req *http.Request, resp *http.Response) bool {
-	loc, err := resp.Location()
-	return err == nil && strings.HasPrefix(req.URL.Path, "/api/v1/") && strings.HasSuffix(loc.Path, "/jobs/")
-}
-
-// httpsRedirect: the plain connector of a TLS UI redirects every request to the same path on
-// the HTTPS port (core/src/main/scala/org/apache/spark/ui/JettyUtils.scala,
-// createRedirectHttpsHandler). Any other redirect comes from a filter.
-func (p *Prober) httpsRedirect(req *http.Request, resp *http.Response) bool {
-	loc, err := resp.Location()
-	return err == nil && loc.Scheme == "https" && loc.Path == req.URL.Path && req.URL.Scheme == "http"
-}
-
 func (p *Prober) do(ctx context.Context, u string, withCred bool) (*http.Request, *http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {

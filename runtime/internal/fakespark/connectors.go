@@ -69,6 +69,15 @@ type Redirector struct {
 
 // StartRedirector listens on addr ("" = 127.0.0.1:0) and redirects everything to httpsPort.
 func StartRedirector(addr string, httpsPort int) (*Redirector, error) {
+	return startRedirector(addr, httpsPort, "", "")
+}
+
+// startRedirector is StartRedirector behind spark.ui.proxyRedirectUri (proxyURI, "" = unset)
+// with the spark.ui.proxyBase system property (proxyBase): startJettyServer wraps the whole
+// handler collection, this connector's redirect handler included, in ProxyRedirectHandler,
+// whose ResponseWrapper.sendRedirect writes <proxyRedirectUri><uiRoot><target path> (the https
+// scheme, the port and the query dropped: JettyUtils.scala, ProxyRedirectHandler).
+func startRedirector(addr string, httpsPort int, proxyURI, proxyBase string) (*Redirector, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
@@ -80,8 +89,16 @@ func StartRedirector(addr string, httpsPort int) (*Redirector, error) {
 		host, _, _ := net.SplitHostPort(r.Host)
 		u := *r.URL
 		u.Scheme, u.Host = "https", net.JoinHostPort(host, strconv.Itoa(httpsPort))
+		loc := u.String()
+		if proxyURI != "" {
+			root := proxyBase
+			if root == "" {
+				root = r.Header.Get("X-Forwarded-Context")
+			}
+			loc = strings.TrimSuffix(proxyURI, "/") + root + r.URL.Path
+		}
 		// response.setContentLength(0); response.sendRedirect: a 302 with no body.
-		w.Header().Set("Location", u.String())
+		w.Header().Set("Location", loc)
 		w.Header().Set("Content-Length", "0")
 		w.WriteHeader(http.StatusFound)
 	}))

@@ -127,7 +127,7 @@ func StartUI(opts Options, host string, port, maxRetries int, ssl *SSL) (*UI, er
 	}
 	ui.SecurePort = ui.Server.Port
 	err := BindPort("SparkUI", port, maxRetries, func(p int) (int, error) {
-		r, err := StartRedirector(at(p), ui.SecurePort)
+		r, err := startRedirector(at(p), ui.SecurePort, opts.ProxyRedirectURI, opts.ProxyBase)
 		if err != nil {
 			return 0, err
 		}
