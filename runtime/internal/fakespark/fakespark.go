@@ -26,7 +26,12 @@
 //     (JettyUtils.scala, Spark 4.0);
 //   - filters of spark.ui.filters: ui/JWSFilter.scala (403 without a valid bearer token),
 //     a SPNEGO filter (401 with WWW-Authenticate: Negotiate), a single-sign-on filter (302 to
-//     its login page).
+//     its login page);
+//   - the connectors as JettyUtils.startJettyServer binds them, with startServiceOnPort's
+//     retries (spark.go: StartUI, BindPort, UserPort; certs.go: certificates made per test),
+//     the plain connector that only redirects under SSL (connectors.go), a History Server's
+//     root page (history.go), the startup sequence (startup.go), and a JVM's faults: GC pauses
+//     and an exhausted thread pool (pause.go).
 package fakespark
 
 import (
@@ -105,7 +110,10 @@ type Options struct {
 	PodName string
 	// Namespace is spark.kubernetes.namespace in the environment; "" = not listed.
 	Namespace string
-	// Completed marks the attempt completed (a finished application).
+	// Completed marks the attempt completed. A live UI never does (SparkUI.getApplicationInfoList
+	// writes completed = false, endTime -1, and SparkContext.stop stops the UI right after
+	// posting ApplicationEnd): only a History Server's listing or something else imitating
+	// the REST API shows it; kept to test the runtime's refusal of it.
 	Completed bool
 	// History makes it a History Server listing these applications (AppID etc. unused).
 	History []App
