@@ -170,9 +170,18 @@ type application struct {
 // Probe asks the server at hostport (an "ip:port" or "[ip6]:port") who it is.
 func (p *Prober) Probe(ctx context.Context, hostport string) Result {
 	base := p.Scheme() + "://" + hostport
-	var apps []application
 	authed := false // the credential was needed: send it on the next request too
-	if r, ok := p.getJSON(ctx, base+"/api/v1/applications", maxListBody, &apps, &authed); !ok {
+	r := p.identify(ctx, base, &authed)
+	if r.Verdict != Match {
+		return r
+	}
+	return p.notHistory(ctx, base, &authed, r)
+}
+
+// identify reads the REST API's listing (and, under hostNetwork, the environment).
+func (p *Prober) identify(ctx context.Context, base string, authed *bool) Result {
+	var apps []application
+	if r, ok := p.getJSON(ctx, base+"/api/v1/applications", maxListBody, &apps, authed); !ok {
 		return r
 	}
 	// A live UI lists exactly its own application (ApplicationListResource over the UI's
@@ -206,7 +215,7 @@ func (p *Prober) Probe(ctx context.Context, hostport string) Result {
 	var env struct {
 		SparkProperties [][]string `json:"sparkProperties"`
 	}
-	r, ok := p.getJSON(ctx, base+"/api/v1/applications/"+url.PathEscape(app.ID)+"/environment", maxEnvBody, &env, &authed)
+	r, ok := p.getJSON(ctx, base+"/api/v1/applications/"+url.PathEscape(app.ID)+"/environment", maxEnvBody, &env, authed)
 	if !ok {
 		if r.Status == http.StatusNotFound {
 			// Listed but no environment yet: the UI is starting (the environment is stored
@@ -267,26 +276,6 @@ func (p *Prober) refusal(req *http.Request, resp *http.Response) (string, bool) 
 		return fmt.Sprintf("%s redirects to %s (a single sign-on filter's login page?)", req.URL.Path, resp.Header.Get("Location")), true
 	}
 	return "", false
-}
-
-// attachingRedirect: a redirect of /api/v1/… to <basePath>/jobs/ comes from the UI's root
-// context while SparkUI.attachAllHandlers adds the UI's handlers one by one (core's
-// ui/SparkUI.scala: initialize() adds createRedirectHandler("/", "/jobs/") before
-// ApiRootResource's "/api" context). JettyUtils.createServletHandler maps that redirect
-// servlet at "/" of context "/", and Jetty's ContextHandlerCollection.handle picks the
-// longest context path that prefixes the target, "/" matching every target: until "/api" is
-// added every /api/v1 request is redirected (Jetty 9.4 and 10 alike). Not yet, not a filter.
-func attachingRedirect(req *http.Request, resp *http.Response) bool {
-	loc, err := resp.Location()
-	return err == nil && strings.HasPrefix(req.URL.Path, "/api/v1/") && strings.HasSuffix(loc.Path, "/jobs/")
-}
-
-// httpsRedirect: the plain connector of a TLS UI redirects every request to the same path on
-// the HTTPS port (core/src/main/scala/org/apache/spark/ui/JettyUtils.scala,
-// createRedirectHttpsHandler). Any other redirect comes from a filter.
-func (p *Prober) httpsRedirect(req *http.Request, resp *http.Response) bool {
-	loc, err := resp.Location()
-	return err == nil && loc.Scheme == "https" && loc.Path == req.URL.Path && req.URL.Scheme == "http"
 }
 
 func (p *Prober) do(ctx context.Context, u string, withCred bool) (*http.Request, *http.Response, error) {

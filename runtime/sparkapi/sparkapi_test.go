@@ -73,6 +73,9 @@ func TestProbeIdentity(t *testing.T) {
 		{"namespace redacted", fakespark.Options{AppID: local, PodName: me.PodName, Namespace: "secret-jobs", State: fakespark.Ready}, sparkapi.Match, sparkapi.Unproven, "redacted"},
 		{"completed attempt", fakespark.Options{AppID: me.AppID, PodName: me.PodName, Completed: true, State: fakespark.Ready}, sparkapi.NotLive, sparkapi.NotLive, "completed"},
 		{"History Server listing this application in progress", fakespark.Options{History: hs, State: fakespark.Ready}, sparkapi.NotLive, sparkapi.NotLive, "lists 3 applications"},
+		// The listing alone is a live UI's: only the root page ("/": HistoryPage, 200) tells.
+		{"History Server listing only this application, in progress", fakespark.Options{History: hs[1:2], State: fakespark.Ready}, sparkapi.NotLive, sparkapi.NotLive, "History Server"},
+		{"History Server listing only another application, in progress", fakespark.Options{History: hs[2:], State: fakespark.Ready}, sparkapi.NotLive, sparkapi.OtherApp, "b-driver"},
 		{"handlers being attached (404)", fakespark.Options{AppID: me.AppID, State: fakespark.Attaching}, sparkapi.NotSpark, sparkapi.NotSpark, "404"},
 		{"environment not stored yet (404)", fakespark.Options{AppID: local, PodName: me.PodName, State: fakespark.EnvPending}, sparkapi.Match, sparkapi.StartingUp, "environment not stored yet"},
 	} {

@@ -58,7 +58,10 @@ func (s *Server) filter(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // Redirector is the plain-HTTP connector of a TLS UI: it only redirects (302, Jetty's
-// sendRedirect) to the same path on the HTTPS port (JettyUtils.createRedirectHttpsHandler).
+// sendRedirect) to the same path and query on the HTTPS port, at the host the request named
+// (baseRequest.getServerName: the Host header's host, an IPv6 one bracketed): JettyUtils
+// createRedirectHttpsHandler and createRedirectURI, 3.5 and 4.0. No filter runs there: the
+// redirect handler is Jetty's own ContextHandler, not one of the UI's servlet contexts.
 type Redirector struct {
 	srv  *httptest.Server
 	Port int
@@ -66,6 +69,15 @@ type Redirector struct {
 
 // StartRedirector listens on addr ("" = 127.0.0.1:0) and redirects everything to httpsPort.
 func StartRedirector(addr string, httpsPort int) (*Redirector, error) {
+	return startRedirector(addr, httpsPort, "", "")
+}
+
+// startRedirector is StartRedirector behind spark.ui.proxyRedirectUri (proxyURI, "" = unset)
+// with the spark.ui.proxyBase system property (proxyBase): startJettyServer wraps the whole
+// handler collection, this connector's redirect handler included, in ProxyRedirectHandler,
+// whose ResponseWrapper.sendRedirect writes <proxyRedirectUri><uiRoot><target path> (the https
+// scheme, the port and the query dropped: JettyUtils.scala, ProxyRedirectHandler).
+func startRedirector(addr string, httpsPort int, proxyURI, proxyBase string) (*Redirector, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
@@ -77,7 +89,18 @@ func StartRedirector(addr string, httpsPort int) (*Redirector, error) {
 		host, _, _ := net.SplitHostPort(r.Host)
 		u := *r.URL
 		u.Scheme, u.Host = "https", net.JoinHostPort(host, strconv.Itoa(httpsPort))
-		http.Redirect(w, r, u.String(), http.StatusFound)
+		loc := u.String()
+		if proxyURI != "" {
+			root := proxyBase
+			if root == "" {
+				root = r.Header.Get("X-Forwarded-Context")
+			}
+			loc = strings.TrimSuffix(proxyURI, "/") + root + r.URL.Path
+		}
+		// response.setContentLength(0); response.sendRedirect: a 302 with no body.
+		w.Header().Set("Location", loc)
+		w.Header().Set("Content-Length", "0")
+		w.WriteHeader(http.StatusFound)
 	}))
 	_ = srv.Listener.Close()
 	srv.Listener = ln

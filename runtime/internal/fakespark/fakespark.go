@@ -26,10 +26,16 @@
 //     (JettyUtils.scala, Spark 4.0);
 //   - filters of spark.ui.filters: ui/JWSFilter.scala (403 without a valid bearer token),
 //     a SPNEGO filter (401 with WWW-Authenticate: Negotiate), a single-sign-on filter (302 to
-//     its login page).
+//     its login page);
+//   - the connectors as JettyUtils.startJettyServer binds them, with startServiceOnPort's
+//     retries (spark.go: StartUI, BindPort, UserPort; certs.go: certificates made per test),
+//     the plain connector that only redirects under SSL (connectors.go), a History Server's
+//     root page (history.go), the startup sequence (startup.go), and a JVM's faults: GC pauses
+//     and an exhausted thread pool (pause.go).
 package fakespark
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -104,7 +110,10 @@ type Options struct {
 	PodName string
 	// Namespace is spark.kubernetes.namespace in the environment; "" = not listed.
 	Namespace string
-	// Completed marks the attempt completed (a finished application).
+	// Completed marks the attempt completed. A live UI never does (SparkUI.getApplicationInfoList
+	// writes completed = false, endTime -1, and SparkContext.stop stops the UI right after
+	// posting ApplicationEnd): only a History Server's listing or something else imitating
+	// the REST API shows it; kept to test the runtime's refusal of it.
 	Completed bool
 	// History makes it a History Server listing these applications (AppID etc. unused).
 	History []App
@@ -123,6 +132,9 @@ type Options struct {
 	Startup []Phase
 	// Hang: accept connections and never answer (a UI thread pool exhausted).
 	Hang bool
+	// TLSConfig, with TLS, is the HTTPS connector's (StartUI sets it from SSL); nil = Go's
+	// test certificate.
+	TLSConfig *tls.Config
 }
 
 // Server is a running stand-in UI.
@@ -138,6 +150,9 @@ type Server struct {
 	Addr    string // host:port it listens on
 	once    sync.Once
 	stop    chan struct{} // closed by Close: ends the startup sequence
+	// pausedUntil (unix nanoseconds) ends a GC pause (Pause); hang is Options.Hang, settable.
+	pausedUntil atomic.Int64
+	hang        atomic.Bool
 }
 
 // Start listens and serves.
@@ -159,6 +174,7 @@ func Start(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, redact: redact}
+	s.hang.Store(opts.Hang)
 	s.state.Store(int32(opts.State))
 	if len(opts.Startup) > 0 {
 		s.state.Store(int32(opts.Startup[0].State))
@@ -167,6 +183,7 @@ func Start(opts Options) (*Server, error) {
 	_ = s.srv.Listener.Close()
 	s.srv.Listener = ln
 	if opts.TLS {
+		s.srv.TLS = opts.TLSConfig
 		s.srv.StartTLS()
 	} else {
 		s.srv.Start()
@@ -244,8 +261,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.byAgent[r.UserAgent()]++
 	s.seen = append(s.seen, Request{Path: r.URL.Path, Header: r.Header.Clone()})
 	s.mu.Unlock()
+	if !s.paused(r.Context().Done()) {
+		return
+	}
 	state := State(s.state.Load())
-	if s.opts.Hang {
+	if s.hang.Load() {
 		// A UI thread pool exhausted: the connection was accepted, no answer comes.
 		<-r.Context().Done()
 		return
@@ -260,7 +280,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case "/jobs", "/stages", "/storage", "/environment", "/executors", "/static":
-		if state != StartingUp {
+		if state != StartingUp && len(s.opts.History) == 0 {
 			// Jetty's ContextHandler redirects a context root without its slash before
 			// the context's filter chain runs.
 			s.redirect(w, r, r.URL.Path+"/")
@@ -284,6 +304,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			s.redirect(w, r, "/jobs/")
 			return
 		}
+	}
+	if s.historyPage(w, r) {
+		return
 	}
 	apps := s.apps()
 	switch {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sparkui/sparkui/internal/sparkconf"
+	"github.com/sparkui/sparkui/runtime/internal/fakespark"
 )
 
 // The ways a driver is started besides spark-submit's cluster-mode `driver --properties-file`:
@@ -196,4 +197,37 @@ func shellWords(line string) []string {
 		words = append(words, cur.String())
 	}
 	return words
+}
+
+// withBuilderConf adds $FAKESPARK_BUILDER_CONF ("k=v,k=v"): what a program's
+// SparkSession.builder.config(k, v) sets on the SparkConf after the JVM started, over the
+// submitted properties, without making it a system property.
+func withBuilderConf(props map[string]string) map[string]string {
+	out := make(map[string]string, len(props))
+	for k, v := range props {
+		out[k] = v
+	}
+	for _, kv := range strings.Split(os.Getenv("FAKESPARK_BUILDER_CONF"), ",") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok && k != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// uiOptions are the UI's options from the properties spark-submit started the driver with
+// (sysProps) and the conf the SparkContext ends up with (those plus $FAKESPARK_BUILDER_CONF),
+// with spark.ui.port and spark.port.maxRetries. spark-submit makes every property it starts
+// the driver with a JVM system property (core/src/main/scala/org/apache/spark/deploy/
+// SparkApplication.scala, JavaMainApplication.start: sys.props(k) = v); what a session builder
+// sets later is in the conf only. UIUtils.uiRoot reads spark.ui.proxyBase from the system
+// properties (ui/UIUtils.scala), spark.ui.proxyRedirectUri and the rest come from the conf.
+func uiOptions(sysProps map[string]string) (opts fakespark.Options, conf map[string]string, port, retries int) {
+	conf = withBuilderConf(sysProps)
+	opts = fakespark.Options{
+		AppID: appID(conf), PodName: conf["spark.kubernetes.driver.pod.name"],
+		Namespace: conf["spark.kubernetes.namespace"], State: fakespark.StartingUp,
+		ProxyBase: sysProps["spark.ui.proxyBase"], ProxyRedirectURI: conf["spark.ui.proxyRedirectUri"],
+	}
+	return opts, conf, atoi(conf["spark.ui.port"], 4040), atoi(conf["spark.port.maxRetries"], fakespark.DefaultMaxRetries)
 }

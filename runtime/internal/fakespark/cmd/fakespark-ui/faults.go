@@ -25,7 +25,7 @@ import (
 // And, every time: FAKESPARK_END_FILE=<path>: the application ends normally as above once the
 // file exists (the test creates it on the container's emptyDir from the node's side: the run
 // ends when the test says, not on a clock).
-func startFaults(srv *fakespark.Server) {
+func startFaults(srv *fakespark.UI) {
 	if end := os.Getenv("FAKESPARK_END_FILE"); end != "" {
 		go func() {
 			for {
@@ -71,7 +71,7 @@ func startFaults(srv *fakespark.Server) {
 }
 
 // exitNormally ends the application: the UI stops, then the driver exits 0.
-func exitNormally(srv *fakespark.Server) {
+func exitNormally(srv *fakespark.UI) {
 	// The tests time the withdrawal from this line (runtime/nodetest), so it comes first.
 	fmt.Printf("finished %d\n", time.Now().UnixNano())
 	srv.Close()

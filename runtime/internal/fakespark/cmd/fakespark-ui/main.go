@@ -57,19 +57,19 @@ func main() {
 			}
 		}()
 	}
-	port := atoi(props["spark.ui.port"], 4040)
-	retries := atoi(props["spark.port.maxRetries"], 16)
-	appID := appID(props)
-	opts := fakespark.Options{
-		AppID: appID, PodName: props["spark.kubernetes.driver.pod.name"],
-		Namespace: props["spark.kubernetes.namespace"], State: fakespark.StartingUp,
-		ProxyBase: props["spark.ui.proxyBase"], ProxyRedirectURI: props["spark.ui.proxyRedirectUri"],
-	}
-	srv, err := bindUI(opts, port, retries)
+	opts, props, port, retries := uiOptions(props)
+	ssl, err := sslOptions(props)
 	if err != nil {
 		fail(err)
 	}
-	fmt.Printf("listening %d app %s\n", srv.Port, appID)
+	srv, err := bindUI(opts, port, retries, ssl)
+	if err != nil {
+		fail(err)
+	}
+	fmt.Printf("listening %d app %s\n", srv.Port, opts.AppID)
+	if ssl != nil {
+		fmt.Printf("https %d redirect %d\n", srv.SecurePort, srv.HTTPPort)
+	}
 	startFaults(srv)
 
 	startup := time.Second
