@@ -3,6 +3,8 @@ package runcmd
 import (
 	"flag"
 	"io"
+	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -55,5 +57,35 @@ func TestEnvAndSelector(t *testing.T) {
 	_ = fs.Parse(nil)
 	if err := verb.EnvDefaults(fs); err == nil || !strings.Contains(err.Error(), "SPARKUI_MAX_RETRIES") {
 		t.Errorf("bad env value: %v", err)
+	}
+}
+
+// TestSkewMessages: what the runtime writes to its termination message (kubectl describe pod,
+// the container status) about settings of a newer contract names them, this runtime's
+// contract and the image to upgrade runtime.image to.
+func TestSkewMessages(t *testing.T) {
+	t.Setenv("SPARKUI_FROM_A_NEWER_CONTRACT", "1")
+	fs := newFlagSet()
+	newRunFlags(fs)
+	args, skew := verb.SplitFlags(fs, []string{"--service=s", "--events=false", "--ui-port=4040"})
+	if strings.Join(args, " ") != "--service=s --ui-port=4040" {
+		t.Errorf("args left for parsing: %q", args)
+	}
+	skew = verb.UnknownEnv(skew, fs, []string{"SPARKUI_FROM_A_NEWER_CONTRACT=1", "SPARKUI_SERVICE=s"})
+	term := t.TempDir() + "/termination-log"
+	reportSkew(slog.New(slog.NewTextHandler(io.Discard, nil)), term, skew)
+	b, err := os.ReadFile(term)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "ignoring settings this runtime (contract 1.1) does not know: flags --events; environment SPARKUI_FROM_A_NEWER_CONTRACT; " +
+		"they belong to a newer runtime contract and are safe to ignore, so the UI Service is bound all the same, without what they add; " +
+		"upgrade runtime.image (sparkui-fn's functionConfig) to ghcr.io/sparkui/sparkui-runtime:contract-1.2 or newer: the image of the contract the function writes for, its default runtime.image (docs/runtime-contract.md)\n"
+	if string(b) != want {
+		t.Errorf("termination log:\n%s\nwant:\n%s", b, want)
+	}
+	_, skew = verb.SplitFlags(fs, []string{"--require-strict-identity=true"})
+	if got := refusal(skew); !strings.Contains(got, "not binding the UI Service: the settings --require-strict-identity belong to a runtime contract newer than this runtime's (1.1) and must not be ignored; upgrade runtime.image (sparkui-fn's functionConfig) to ghcr.io/sparkui/sparkui-runtime:contract-1.2 or newer") {
+		t.Errorf("refusal: %s", got)
 	}
 }

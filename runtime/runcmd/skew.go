@@ -14,9 +14,19 @@ import (
 // that no runtime may ignore (verb.RequiredFlagPrefix), and this runtime does not know it.
 func refusal(s verb.Skew) string {
 	return fmt.Sprintf("not binding the UI Service: the settings %s belong to a runtime contract newer than this runtime's (%s) "+
-		"and must not be ignored; use the runtime image of the contract the function writes for "+
-		"(sparkui-fn's default runtime.image, or a newer pinned tag; docs/runtime-contract.md)",
-		strings.Join(s.Required, ", "), version.RuntimeContract)
+		"and must not be ignored; %s",
+		strings.Join(s.Required, ", "), version.RuntimeContract, upgrade())
+}
+
+// upgrade is what to do about settings of a newer contract. This runtime cannot know which
+// contract wrote them, only that it is at least the next minor of its own (within a major a
+// contract only adds settings); the contract the Pod was rendered for is the rendering
+// sparkui-fn's default runtime.image, which `sparkui-fn validate` names (SUI062).
+func upgrade() string {
+	c := version.MustContract(version.RuntimeContract)
+	next := version.Contract{Major: c.Major, Minor: c.Minor + 1}
+	return "upgrade runtime.image (sparkui-fn's functionConfig) to " + version.RuntimeRepository + ":" + version.RuntimeTag(next.String()) +
+		" or newer: the image of the contract the function writes for, its default runtime.image (docs/runtime-contract.md)"
 }
 
 // notice is what the runtime tells users about settings it ignored, or "" when there are none.
@@ -33,8 +43,8 @@ func notice(s verb.Skew) string {
 	}
 	return fmt.Sprintf("ignoring settings this runtime (contract %s) does not know: %s; they belong to a newer runtime contract "+
 		"and are safe to ignore, so the UI Service is bound all the same, without what they add; "+
-		"use the runtime image of the contract the function writes for (docs/runtime-contract.md)",
-		version.RuntimeContract, strings.Join(what, "; "))
+		"%s",
+		version.RuntimeContract, strings.Join(what, "; "), upgrade())
 }
 
 // reportSkew says what was ignored where users look: the log, and the termination message
