@@ -67,13 +67,22 @@ func startCarrierNode(t *testing.T) *testnode.Node {
 	// started by the image's entrypoint with Spark's `driver --properties-file …` arguments.
 	imgs = append(imgs, testnode.Image{Ref: operatortest.StackableImage("3.5.6"), Name: "fakespark-ui", Binary: ui,
 		Paths: []string{"/stackable/spark/bin/spark-submit"}, Env: []string{"SPARK_HOME=/stackable/spark"}})
-	return testnode.Start(t, testnode.Options{Images: imgs, Controllers: workloadControllers})
+	// The same runtime under a second tag: a restart-class change (restartclass_test.go).
+	imgs = append(imgs, testnode.Image{Ref: RuntimeImage2, Name: "sparkui-runtime", Binary: rt})
+	return testnode.Start(t, testnode.Options{Images: imgs, Controllers: workloadControllers,
+		CRDDirectoryPaths: []string{"../../testdata/assets/crds", "../../testdata/assets/crds-stackable"}})
 }
 
 // renderFiles runs the built function on the resources of files (paths from the repository
 // root; a ResourceList's items, or YAML documents) with a SparkUIService whose spec is spec
 // and whose runtime image is RuntimeImage.
 func renderFiles(t *testing.T, spec string, files ...string) []*unstructured.Unstructured {
+	t.Helper()
+	return renderWith(t, RuntimeImage, spec, files...)
+}
+
+// fnBinary is the built sparkui-fn, written to a file of the test.
+func fnBinary(t *testing.T) string {
 	t.Helper()
 	fn, err := testnode.BuildGo("./fn")
 	if err != nil {
@@ -83,6 +92,13 @@ func renderFiles(t *testing.T, spec string, files ...string) []*unstructured.Uns
 	if err := os.WriteFile(bin, fn, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return bin
+}
+
+// renderWith is renderFiles with the runtime image image.
+func renderWith(t *testing.T, image, spec string, files ...string) []*unstructured.Unstructured {
+	t.Helper()
+	bin := fnBinary(t)
 	var items []any
 	for _, f := range files {
 		data, err := os.ReadFile(filepath.Join("..", "..", f))
@@ -105,7 +121,7 @@ func renderFiles(t *testing.T, spec string, files ...string) []*unstructured.Uns
 	if err := yaml.Unmarshal([]byte(spec), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if err := unstructured.SetNestedField(cfg, RuntimeImage, "runtime", "image"); err != nil {
+	if err := unstructured.SetNestedField(cfg, image, "runtime", "image"); err != nil {
 		t.Fatal(err)
 	}
 	rl := map[string]any{"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": items,
@@ -136,10 +152,11 @@ func renderFiles(t *testing.T, spec string, files ...string) []*unstructured.Uns
 type ending int
 
 const (
-	deletePod  ending = iota // the Pod deleted (an operator's application deleted, spark-submit's Pod)
-	recreate                 // Deployment: `kubectl rollout restart` under strategy Recreate, then the Deployment deleted
-	restartPod               // StatefulSet: its Pod deleted and recreated by the controller, then the StatefulSet deleted
-	completes                // Job, CronJob: the application ends by itself; the Job completes
+	deletePod     ending = iota // the Pod deleted (an operator's application deleted, spark-submit's Pod)
+	recreate                    // Deployment: `kubectl rollout restart` under strategy Recreate, then the Deployment deleted
+	restartPod                  // StatefulSet: its Pod deleted and recreated by the controller, then the StatefulSet deleted
+	completes                   // Job, CronJob: the application ends by itself; the Job completes
+	deleteCarrier               // the operator's resource deleted: the garbage collector deletes the driver Pod
 )
 
 // carrierRow is one carrier on the node: the function's output for an example or fixture,
@@ -164,26 +181,20 @@ type carrierRow struct {
 	// owned: the runtime owns the Service (spark-submit): the garbage collector deletes it with
 	// the Pod. Otherwise the Service outlives every run.
 	owned bool
+	// operator: the real kubeflow spark-operator makes the driver from the applied carrier
+	// (carriers_kubeflow_test.go); webhook: through its mutating webhook (no template).
+	operator, webhook bool
 }
 
 // carrierRows: every carrier sparkui supports (docs/operators.md). A new carrier is a row.
 var carrierRows = []carrierRow{
 	{name: "spark-submit Pod", files: []string{"examples/spark-submit/manifests.yaml"}, kind: "Pod", end: deletePod, owned: true},
 	{name: "kubeflow SparkApplication (template)", files: []string{"examples/kubeflow/spark-pi.yaml"}, config: "service: {type: ClusterIP}",
-		kind: "SparkApplication", end: deletePod,
-		build: func(t *testing.T, c *unstructured.Unstructured) (*corev1.Pod, *corev1.ConfigMap) {
-			return kubeflowDriver(t, c, false)
-		}},
+		kind: "SparkApplication", end: deleteCarrier, operator: true},
 	{name: "kubeflow ScheduledSparkApplication", files: []string{"examples/kubeflow/nightly-pi.yaml"}, config: "service: {type: ClusterIP}",
-		kind: "ScheduledSparkApplication", end: deletePod,
-		build: func(t *testing.T, c *unstructured.Unstructured) (*corev1.Pod, *corev1.ConfigMap) {
-			return kubeflowDriver(t, c, false)
-		}},
+		kind: "ScheduledSparkApplication", end: deleteCarrier, operator: true},
 	{name: "kubeflow SparkApplication (webhook)", files: []string{"examples/kubeflow-webhook/spark-etl.yaml"}, config: "kubeflow: {injection: webhook}",
-		kind: "SparkApplication", end: deletePod, claims: []string{"spark-events"},
-		build: func(t *testing.T, c *unstructured.Unstructured) (*corev1.Pod, *corev1.ConfigMap) {
-			return kubeflowDriver(t, c, true)
-		}},
+		kind: "SparkApplication", end: deleteCarrier, claims: []string{"spark-events"}, operator: true, webhook: true},
 	{name: "Apache SparkApplication", files: []string{"examples/apache-operator/word-count.yaml"},
 		kind: "SparkApplication", end: deletePod, claims: []string{"word-count-corpus"}, build: apacheDriver},
 	{name: "stackable SparkApplication", files: []string{"testdata/carrier-stackable/input.yaml"},
@@ -216,6 +227,7 @@ var carrierRows = []carrierRow{
 //     outlives every run (the runtime's ownerReference collects it with a spark-submit Pod).
 func TestCarriersOnNode(t *testing.T) {
 	n := startCarrierNode(t)
+	startKubeflow(t, n)
 	started := time.Now()
 	for _, row := range carrierRows {
 		t.Run(row.name, func(t *testing.T) {
@@ -273,6 +285,9 @@ func runRow(t *testing.T, n *testnode.Node, row carrierRow) {
 	var apply []*unstructured.Unstructured
 	for _, o := range objs {
 		switch {
+		case o == carrier && row.operator:
+			kubeflowEdit(t, o, svcName)
+			apply = append(apply, o)
 		case o == carrier && row.build != nil:
 			driver, extra = row.build(t, o)
 			setEnv(&driver.Spec, driverContainer(t, &driver.Spec), "FAKESPARK_UI_SERVICE", svcName)
@@ -316,6 +331,9 @@ func runRow(t *testing.T, n *testnode.Node, row carrierRow) {
 	first := awaitRun(t, n, tl, ns, svcName, runSelector(row, carrier, driver), nil)
 	runs := []run{first}
 	t.Logf("apply → bound %s (Pod %s, UI port %s, app %s)", first.bound.At.Sub(applied).Round(time.Millisecond), first.pod.Name, first.uiPort, first.appID)
+	if row.operator {
+		operatorMade(t, n, carrier, first, row.webhook)
+	}
 
 	switch row.end {
 	case deletePod:
@@ -362,6 +380,10 @@ func runRow(t *testing.T, n *testnode.Node, row carrierRow) {
 		ended(t, n, tl, ns, svcName, second, false, deleted)
 	case completes:
 		finished(t, n, tl, ns, svcName, first, carrier)
+	case deleteCarrier:
+		deleted := time.Now()
+		deleteObject(t, n, carrier)
+		ended(t, n, tl, ns, svcName, first, false, deleted)
 	}
 
 	// Every state ever seen: not bound yet, withdrawn, deleted, or one run's own binding.

@@ -35,6 +35,9 @@ import (
 // RuntimeImage is the runtime's image on the node, built from ./runtime.
 const RuntimeImage = "sparkui.test/sparkui-runtime:1"
 
+// RuntimeImage2 is the same runtime under another tag: a sparkui upgrade's image change.
+const RuntimeImage2 = "sparkui.test/sparkui-runtime:2"
+
 // startNode builds the images (runtime, stand-in Spark UI as each image name in sparkImages)
 // and starts a node.
 func startNode(t *testing.T, sparkImages ...string) *testnode.Node {

@@ -1,6 +1,7 @@
 package nodetest
 
-// The driver Pods the Spark operators build from the function's output, for the node: no
+// The driver Pods the Spark operators other than kubeflow's build from the function's output,
+// for the node (the kubeflow rows run the real operator: carriers_kubeflow_test.go): no
 // operator runs here, so the test builds what it would create — Spark's own driver Pod (with
 // its spark.properties ConfigMap, which the stand-in UI reads as Spark does) from the
 // operator's submission — and creates it. The operators' behaviour is documented, with the
@@ -15,14 +16,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/utils/ptr"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
@@ -41,121 +40,6 @@ func sparkDriver(t *testing.T, s submission) (*corev1.Pod, *corev1.ConfigMap) {
 	pod, cm, err := operatortest.SparkDriver(s)
 	if err != nil {
 		t.Fatal(err)
-	}
-	return pod, cm
-}
-
-// kubeflowDriver builds the driver Pod of a kubeflow spark-operator (v2) submission of a
-// SparkApplication's spec (docs/operators.md "kubeflow spark-operator"; kubeflow/spark-operator
-// internal/controller/sparkapplication/submission.go): spark-submit with spec.sparkConf, then
-// the operator's driver conf — its ServiceAccount (driver.serviceAccount), cores, coreLimit
-// and memory, the driver labels (the application's metadata.labels, driver.labels,
-// sparkoperator.k8s.io/app-name, launched-by-spark-operator, submission-id = a new UUID), and
-// with a driver.template that template as spark.kubernetes.driver.podTemplateFile with
-// podTemplateContainerName spark-kubernetes-driver. spark-submit names the run
-// spark-<32 hex> (KubernetesConf.getKubernetesAppId) and the Pod driver.podName, else
-// <app>-driver.
-//
-// webhook: the v1.x/v2.0 route (no template): the operator adds
-// sparkoperator.k8s.io/mutated-by-spark-operator=true, and its mutating webhook
-// (internal/webhook/sparkpod_defaulter.go) then appends driver.initContainers, adds each
-// spec.volumes entry a driver.volumeMounts entry names together with that mount into the
-// Spark container, and sets the container's lifecycle from driver.lifecycle.
-//
-// A ScheduledSparkApplication's run (scheduled != ""): spec.template as a SparkApplication
-// <name>-<unix nanoseconds> labelled sparkoperator.k8s.io/scheduled-app-name=<name>
-// (internal/controller/scheduledsparkapplication/controller.go), which reaches the driver.
-func kubeflowDriver(t *testing.T, app *unstructured.Unstructured, webhook bool) (*corev1.Pod, *corev1.ConfigMap) {
-	t.Helper()
-	spec, _, _ := unstructured.NestedMap(app.Object, "spec")
-	appName := app.GetName()
-	appLabels := map[string]string{}
-	for k, v := range app.GetLabels() {
-		appLabels[k] = v
-	}
-	if app.GetKind() == "ScheduledSparkApplication" {
-		spec, _, _ = unstructured.NestedMap(spec, "template")
-		appName = fmt.Sprintf("%s-%d", app.GetName(), time.Now().UnixNano())
-		appLabels["sparkoperator.k8s.io/scheduled-app-name"] = app.GetName()
-	}
-	driver, _, _ := unstructured.NestedMap(spec, "driver")
-	s := submission{
-		Namespace: app.GetNamespace(), AppName: appName, AppID: "spark-" + randomHex(t, 16),
-		SparkVersion: strField(spec, "sparkVersion"), Image: strField(driver, "image"),
-		ServiceAccount: strField(driver, "serviceAccount"), CoreLimit: strField(driver, "coreLimit"),
-		MainClass: strField(spec, "mainClass"), MainResource: strField(spec, "mainApplicationFile"),
-		Conf: map[string]string{}, Cores: 1, MemoryMiB: 1024,
-	}
-	if s.Image == "" {
-		s.Image = strField(spec, "image")
-	}
-	switch v := driver["cores"].(type) {
-	case int64:
-		s.Cores = int(v)
-	case float64:
-		s.Cores = int(v)
-	}
-	if m := strField(driver, "memory"); m != "" {
-		s.MemoryMiB = sparkMiB(t, m)
-	}
-	args, _, _ := unstructured.NestedStringSlice(spec, "arguments")
-	s.Args = args
-	confs, _, _ := unstructured.NestedStringMap(spec, "sparkConf")
-	for k, v := range confs {
-		s.Conf[k] = v
-	}
-	s.PodName = strField(driver, "podName")
-	if s.PodName == "" {
-		s.PodName = appName + "-driver"
-	}
-	driverLabels, _, _ := unstructured.NestedStringMap(driver, "labels")
-	labels := map[string]string{}
-	for _, m := range []map[string]string{appLabels, driverLabels, {
-		"sparkoperator.k8s.io/app-name": appName, "sparkoperator.k8s.io/launched-by-spark-operator": "true",
-		"sparkoperator.k8s.io/submission-id": string(uuid.NewUUID()),
-	}} {
-		for k, v := range m {
-			labels[k] = v
-		}
-	}
-	if webhook {
-		labels["sparkoperator.k8s.io/mutated-by-spark-operator"] = "true"
-	}
-	for k, v := range labels {
-		s.Conf["spark.kubernetes.driver.label."+k] = v
-	}
-	if tmpl, ok := driver["template"].(map[string]any); ok && !webhook {
-		s.Template = &corev1.PodTemplateSpec{}
-		fromMap(t, tmpl, s.Template)
-		s.ContainerName = names.DriverContainer
-	}
-	pod, cm := sparkDriver(t, s)
-	if webhook {
-		idx := 0
-		for i, c := range pod.Spec.Containers {
-			if c.Name == names.DriverContainer {
-				idx = i
-			}
-		}
-		var inits []corev1.Container
-		fromMap(t, driver["initContainers"], &inits)
-		pod.Spec.InitContainers = append(pod.Spec.InitContainers, inits...)
-		var vols []corev1.Volume
-		var mounts []corev1.VolumeMount
-		fromMap(t, spec["volumes"], &vols)
-		fromMap(t, driver["volumeMounts"], &mounts)
-		for _, m := range mounts {
-			for _, v := range vols {
-				if v.Name == m.Name {
-					pod.Spec.Volumes = append(pod.Spec.Volumes, v)
-					pod.Spec.Containers[idx].VolumeMounts = append(pod.Spec.Containers[idx].VolumeMounts, m)
-				}
-			}
-		}
-		if lc, ok := driver["lifecycle"]; ok {
-			pod.Spec.Containers[idx].Lifecycle = &corev1.Lifecycle{}
-			fromMap(t, lc, pod.Spec.Containers[idx].Lifecycle)
-		}
 	}
 	return pod, cm
 }
@@ -321,26 +205,6 @@ func toYAML(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// sparkMiB reads a Spark memory string (JVM form: 512m, 1g, 2048k) as MiB.
-func sparkMiB(t *testing.T, s string) int64 {
-	t.Helper()
-	s = strings.ToLower(strings.TrimSpace(s))
-	mult := map[byte]float64{'k': 1.0 / 1024, 'm': 1, 'g': 1024, 't': 1024 * 1024}
-	unit := s[len(s)-1]
-	f, ok := mult[unit]
-	if ok {
-		s = strings.TrimSuffix(s, "b")
-		s = s[:len(s)-1]
-	} else {
-		f = 1.0 / (1024 * 1024)
-	}
-	n, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		t.Fatalf("Spark memory %q: %v", s, err)
-	}
-	return int64(n * f)
 }
 
 func randomHex(_ *testing.T, n int) string { return operatortest.RandomHex(n) }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,6 +32,9 @@ type Operator struct {
 	mu   sync.Mutex
 	log  bytes.Buffer
 	done chan struct{}
+	// webhook is `spark-operator webhook start`, nil without Options.Webhook.
+	webhook *exec.Cmd
+	whDone  chan struct{}
 }
 
 // Log is what the controller has written so far (its zap log, with every spark-submit's
@@ -47,6 +51,15 @@ func (o *Operator) Write(p []byte) (int, error) {
 	return o.log.Write(p)
 }
 
+// Options selects what runs beside the controller.
+type Options struct {
+	// Namespaces are the namespaces the controller (and webhook) manage (--namespaces).
+	Namespaces []string
+	// Webhook also runs `spark-operator webhook start` (webhook.go) and registers its pod
+	// mutation: see startWebhook.
+	Webhook bool
+}
+
 // Start builds the stand-in spark-submit, then runs the controller for namespace ns against
 // c until the test ends. The controller reaches the API server through $KUBECONFIG
 // (controller-runtime's ctrl.GetConfig) and gives spark-submit --master from
@@ -55,6 +68,12 @@ func (o *Operator) Write(p []byte) (int, error) {
 // election, no metrics or health endpoints (nothing scrapes them, and fixed ports would
 // collide between packages), and the driver-pod grace period long enough for a busy machine.
 func Start(t testing.TB, c *testcluster.Cluster, ns string) *Operator {
+	t.Helper()
+	return StartWith(t, c, Options{Namespaces: []string{ns}})
+}
+
+// StartWith is Start for opts' namespaces, with the webhook when opts.Webhook.
+func StartWith(t testing.TB, c *testcluster.Cluster, opts Options) *Operator {
 	t.Helper()
 	bin := Binary()
 	if _, err := os.Stat(bin); err != nil {
@@ -73,8 +92,11 @@ func Start(t testing.TB, c *testcluster.Cluster, ns string) *Operator {
 	}
 	kubeconfig := c.KubeconfigFile(t, c.Config)
 	o := &Operator{done: make(chan struct{})}
+	if opts.Webhook {
+		o.webhook = startWebhook(t, c, kubeconfig, opts.Namespaces, o)
+	}
 	o.cmd = exec.Command(bin, "controller", "start",
-		"--namespaces="+ns,
+		"--namespaces="+strings.Join(opts.Namespaces, ","),
 		"--leader-election=false",
 		"--enable-metrics=false",
 		"--health-probe-bind-address=0",
@@ -112,6 +134,13 @@ func (o *Operator) Exited() error {
 	case <-o.done:
 		return fmt.Errorf("spark-operator exited (%v):\n%s", o.cmd.ProcessState, o.Log())
 	default:
-		return nil
 	}
+	if o.whDone != nil {
+		select {
+		case <-o.whDone:
+			return fmt.Errorf("spark-operator webhook exited (%v):\n%s", o.webhook.ProcessState, o.Log())
+		default:
+		}
+	}
+	return nil
 }
