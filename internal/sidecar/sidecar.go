@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/validation"
-
 	"github.com/sparkui/sparkui/internal/names"
 )
 
@@ -263,69 +261,6 @@ func (c Config) Args() []string {
 	return args
 }
 
-// ParsePorts reads a SkipPorts list: comma-separated ports in 1-65535, blanks ignored.
-func ParsePorts(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		p, err := strconv.Atoi(f)
-		if err != nil || p < 1 || p > 65535 {
-			return nil, fmt.Errorf("port %q is not in 1-65535", f)
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// FormatPorts writes ports as a SkipPorts list.
-func FormatPorts(ports []int) string {
-	s := make([]string, len(ports))
-	for i, p := range ports {
-		s[i] = strconv.Itoa(p)
-	}
-	return strings.Join(s, ",")
-}
-
-// AuthKind is which credential the runtime sends to a UI behind an authentication filter.
-type AuthKind string
-
-const (
-	// AuthBearer: the Secret's value is a bearer token (--auth-bearer-file).
-	AuthBearer AuthKind = "bearer"
-	// AuthHeader: the Secret's value is one header line "Name: value" (--auth-header-file).
-	AuthHeader AuthKind = "header"
-)
-
-// Auth is a credential from a Secret key; the zero value is none.
-type Auth struct {
-	Kind        AuthKind
-	Secret, Key string
-}
-
-// File is where the runtime reads the credential, "" when there is none.
-func (a Auth) File() string {
-	switch a.Kind {
-	case AuthBearer:
-		return AuthMountPath + "/" + AuthBearerFileName
-	case AuthHeader:
-		return AuthMountPath + "/" + AuthHeaderFileName
-	}
-	return ""
-}
-
-// Apply sets c's credential file argument for a.
-func (a Auth) Apply(c *Config) {
-	switch a.Kind {
-	case AuthBearer:
-		c.AuthBearerFile = a.File()
-	case AuthHeader:
-		c.AuthHeaderFile = a.File()
-	}
-}
-
 // ResolvesURI reports whether the runtime itself resolves the external URI for mode (the
 // functionConfig's service.externalURI).
 func ResolvesURI(mode ExternalURIMode) bool {
@@ -348,34 +283,6 @@ func ParseArgs(args []string) (Config, error) {
 		return Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	return c, nil
-}
-
-// Withdraw is the settings of the `withdraw` command, which the driver container's preStop
-// hook runs: ask the runtime listening on Socket to withdraw the UI Service and wait for the
-// API server's acknowledgement, Timeout at most.
-type Withdraw struct {
-	Socket  string
-	Timeout time.Duration
-}
-
-// DefaultWithdraw is what the preStop hook uses.
-func DefaultWithdraw() Withdraw { return Withdraw{Socket: SocketPath, Timeout: WithdrawTimeout} }
-
-// Flags registers w's fields on fs under their argument names.
-func (w *Withdraw) Flags(fs *flag.FlagSet) {
-	fs.StringVar(&w.Socket, "socket", w.Socket, "the runtime's unix socket")
-	fs.DurationVar(&w.Timeout, "timeout", w.Timeout, "give up (exit non-zero) after this long without the acknowledgement")
-}
-
-// Args is the command line of `withdraw` with w (after the binary).
-func (w Withdraw) Args() []string {
-	return []string{WithdrawCommand, "--socket=" + w.Socket, "--timeout=" + w.Timeout.String()}
-}
-
-// PreStopCommand is the driver container's preStop exec: ask the runtime to withdraw and wait
-// for the API server's answer, within a bound.
-func PreStopCommand() []string {
-	return append([]string{BinaryPath}, DefaultWithdraw().Args()...)
 }
 
 // ExternalURIMode is how the UI's external URI gets published: the functionConfig's
@@ -409,75 +316,4 @@ func PortName(tls bool) string {
 // names it in RBAC failure messages when --role is not given.
 func DefaultRole(service string) string {
 	return strings.TrimSuffix(service, names.UISvcSuffix) + names.BinderSuffix
-}
-
-// IsWithdrawCommand reports whether a preStop exec command runs the runtime's withdrawal.
-func IsWithdrawCommand(cmd []string) bool { return len(cmd) > 0 && cmd[0] == BinaryPath }
-
-// ParseLabel reads a GuardLabel, KEY=VALUE: a valid label key and a non-empty, valid label
-// value (an empty one would test for a label with no value, which no sparkui Service has),
-// with no unexpanded $(VAR) reference.
-func ParseLabel(s string) (key, value string, err error) {
-	k, v, ok := strings.Cut(s, "=")
-	if !ok {
-		return "", "", fmt.Errorf("%q is not KEY=VALUE", s)
-	}
-	if err := checkTerm(k, v); err != nil {
-		return "", "", err
-	}
-	return k, v, nil
-}
-
-// ParseSelector reads a PodSelector, "k=v[,k=v]" (blanks around keys and values ignored). It
-// refuses, so that the runtime never binds a selector that could select the wrong Pods or
-// none:
-//   - "$(" anywhere: a $(VAR) reference the kubelet left verbatim because VAR is not defined
-//     in the container's env (Kubernetes expands $(VAR) in args only for defined variables);
-//   - an empty key or value: a downward-API variable that is defined but empty (the Pod lacks
-//     the label it reads). A term k= would select Pods whose label k is empty, e.g. other runs
-//     in the same situation; sparkui never means that;
-//   - keys and values that are not valid label keys and values (the API server would refuse
-//     the bind with a 422 at every attempt);
-//   - a key given twice with different values;
-//   - an empty selector (it would select nothing; the default is given by leaving it unset).
-func ParseSelector(s string) (map[string]string, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, fmt.Errorf("empty selector")
-	}
-	out := map[string]string{}
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return nil, fmt.Errorf("%q is not key=value", kv)
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if err := checkTerm(k, v); err != nil {
-			return nil, err
-		}
-		if old, dup := out[k]; dup && old != v {
-			return nil, fmt.Errorf("key %q given twice (%q and %q)", k, old, v)
-		}
-		out[k] = v
-	}
-	return out, nil
-}
-
-func checkTerm(k, v string) error {
-	if i := strings.Index(k+"="+v, "$("); i >= 0 {
-		ref := (k + "=" + v)[i:]
-		if j := strings.IndexByte(ref, ')'); j >= 0 {
-			ref = ref[:j+1]
-		}
-		return fmt.Errorf("%s=%s holds the unexpanded reference %s: the variable is not defined in the container's env (the kubelet leaves $(VAR) as is then)", k, v, ref)
-	}
-	if k == "" || v == "" {
-		return fmt.Errorf("%s=%s has an empty key or value (a downward-API variable that is empty: the Pod lacks the label it reads)", k, v)
-	}
-	if errs := validation.IsQualifiedName(k); len(errs) > 0 {
-		return fmt.Errorf("key %q: %s", k, strings.Join(errs, "; "))
-	}
-	if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
-		return fmt.Errorf("value %q of %s: %s", v, k, strings.Join(errs, "; "))
-	}
-	return nil
 }

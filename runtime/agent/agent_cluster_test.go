@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -37,9 +39,31 @@ func (a *app) checkBound(t testing.TB, port int) {
 	if len(svc.OwnerReferences) != 1 {
 		t.Fatalf("ownerReferences %v", svc.OwnerReferences)
 	}
+	checkStatus(t, svc, names.UIStateBound, a.pod.Name, port)
 	o := svc.OwnerReferences[0]
 	if o.Kind != "Pod" || o.APIVersion != "v1" || o.Name != a.pod.Name || o.UID != a.pod.UID || o.BlockOwnerDeletion != nil || o.Controller != nil {
 		t.Errorf("ownerReference %+v", o)
+	}
+}
+
+// checkStatus checks the status annotations (docs/service-status.md): state, Pod, port
+// (bound only), a reason only when not bound, since an RFC 3339 UTC time of the last minute.
+func checkStatus(t testing.TB, svc *corev1.Service, state, pod string, port int) {
+	t.Helper()
+	ann := svc.Annotations
+	if ann[names.AnnotationUIState] != state || ann[names.AnnotationUIPod] != pod {
+		t.Errorf("state %q pod %q, want %q %q (annotations %v)", ann[names.AnnotationUIState], ann[names.AnnotationUIPod], state, pod, ann)
+	}
+	p, hasPort := ann[names.AnnotationUIPort]
+	if (port > 0) != hasPort || (port > 0 && p != strconv.Itoa(port)) {
+		t.Errorf("ui-port %q (present %v), want %d", p, hasPort, port)
+	}
+	if _, ok := ann[names.AnnotationUIReason]; ok && state == names.UIStateBound {
+		t.Errorf("ui-reason %q on a bound Service", ann[names.AnnotationUIReason])
+	}
+	since, err := time.Parse(time.RFC3339, ann[names.AnnotationUISince])
+	if err != nil || !strings.HasSuffix(ann[names.AnnotationUISince], "Z") || time.Since(since) > time.Minute || time.Until(since) > time.Second {
+		t.Errorf("ui-since %q: not a recent RFC 3339 UTC time (%v)", ann[names.AnnotationUISince], err)
 	}
 }
 
@@ -49,6 +73,7 @@ func (a *app) checkWithdrawn(t testing.TB) {
 	if len(svc.Spec.Selector) != 1 || svc.Spec.Selector[names.WithdrawnSelectorKey] != string(a.pod.UID) {
 		t.Errorf("selector after withdrawal %v, want {%s: %s}", svc.Spec.Selector, names.WithdrawnSelectorKey, a.pod.UID)
 	}
+	checkStatus(t, svc, names.UIStateWithdrawn, a.pod.Name, 0)
 }
 
 // TestRandomPort: UI on a random port, "starting up" first; bind, cheap watch, UI lost →
@@ -306,10 +331,10 @@ func TestRestartWithdrawsStaleBinding(t *testing.T) {
 	if _, err := os.Stat(cfg.StateFile); !os.IsNotExist(err) {
 		t.Errorf("state file left after withdrawal: %v", err)
 	}
-	// The Service's state is unknown after a restart: the withdrawal first also clears the
-	// resolved external URI (add + remove), which the API server refuses here (no annotations
-	// at all), then withdraws alone. Two PATCHes, no GET.
-	a.waitAudit(t, map[string]int{"patch": 2, "patch 422": 1, "patch 200": 1, "get": 0})
+	// The Service's state is unknown after a restart: the withdrawal also clears the resolved
+	// external URI (add + remove) and writes the status annotations into the map sparkui-fn's
+	// Service has (Flux's ssa annotation). One PATCH, no GET.
+	a.waitAudit(t, map[string]int{"patch": 1, "patch 200": 1, "get": 0})
 }
 
 // TestAPIServerRestart: the API server goes away while the UI does; the withdrawal is retried

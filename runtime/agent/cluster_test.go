@@ -94,7 +94,8 @@ type appOpts struct {
 	tls       bool
 	svcAppID  string // spark-app-selector label of the Service; default the app's
 	svcType   corev1.ServiceType
-	svcAnn    map[string]string // annotations of the Service
+	svcAnn    map[string]string // annotations of the Service; default the one sparkui-fn writes (Flux's ssa: IfNotPresent)
+	noAnn     bool              // a Service without metadata.annotations (not written by sparkui-fn)
 	podName   string            // the driver Pod's name; default wordcount-driver
 }
 
@@ -114,6 +115,9 @@ func newApp(t testing.TB, c *testcluster.Cluster, o appOpts) *app {
 	t.Helper()
 	ctx := testcluster.Context(t, 30*time.Second)
 	ns := c.UniqueNamespace(t)
+	if o.svcAnn == nil && !o.noAnn {
+		o.svcAnn = map[string]string{names.AnnotationFluxSSA: names.FluxSSAIfNotPresent}
+	}
 	a := &app{c: c, ns: ns, appID: "spark-" + ns, service: "wordcount-ui-svc", podIP: nextIP(), tls: o.tls, svcType: o.svcType, svcAnn: o.svcAnn}
 
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-node"}}

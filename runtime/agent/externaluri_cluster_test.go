@@ -81,7 +81,7 @@ func TestExternalURINodePort(t *testing.T) {
 			if got, ok := a.resolved(t); ok {
 				t.Errorf("annotation %q left after the withdrawal", got)
 			}
-			if ann := a.service_(t).Annotations; tls && (len(ann) != 1 || ann["example.com/owner"] != "team-a") {
+			if ann := withoutStatus(a.service_(t).Annotations); tls && (len(ann) != 1 || ann["example.com/owner"] != "team-a") {
 				t.Errorf("annotations %v, want only example.com/owner=team-a", ann)
 			}
 			if st := r.Status(); st.URI != "" {
@@ -200,4 +200,15 @@ func TestExternalURIRestart(t *testing.T) {
 	if logs := r.logs.String(); strings.Contains(logs, "external URI published") {
 		t.Errorf("published while the UI is gone:\n%s", logs)
 	}
+}
+
+// withoutStatus is ann without the status annotations the runtime keeps.
+func withoutStatus(ann map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range ann {
+		if !strings.HasPrefix(k, names.AnnotationPrefix+"ui-") {
+			out[k] = v
+		}
+	}
+	return out
 }

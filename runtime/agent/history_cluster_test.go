@@ -69,11 +69,15 @@ func (a *app) checkHandedOff(t testing.TB) *corev1.Service {
 	if u, ok := svc.Annotations[names.AnnotationResolvedExternalURI]; ok {
 		t.Errorf("resolved external URI %q survived the hand-off", u)
 	}
+	checkStatus(t, svc, names.UIStateHandedOff, svc.Annotations[names.AnnotationUIPod], 0)
+	if svc.Annotations[names.AnnotationUIPod] == "" {
+		t.Errorf("no %s after the hand-off: %v", names.AnnotationUIPod, svc.Annotations)
+	}
 	return svc
 }
 
 // TestHistoryHandoff: with a History Server URL the preStop withdrawal hands the Service off
-// in one guarded patch (the Service has no annotations: the whole map is added); the slices
+// in one guarded patch, status annotations included (state handed-off); the slices
 // then hold the redirector Pod; a second Pod of the application takes the Service back with
 // one patch.
 func TestHistoryHandoff(t *testing.T) {

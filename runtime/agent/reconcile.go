@@ -114,11 +114,18 @@ func (a *Agent) write(ctx context.Context, want desire, gen uint64) (outcome bin
 	}
 	a.cancelOp = cancel
 	a.mu.Unlock()
+	// The status annotations travel in the same patch (docs/service-status.md): what they
+	// say is true exactly when the API server applied the change they describe.
+	st := binder.State{State: names.UIStateBound, Since: time.Now(), Pod: a.cfg.PodName, Port: want.port}
 	if want.bound {
-		err = a.client.Bind(opCtx, want.port)
+		err = a.client.BindWith(opCtx, want.port, st)
 	} else {
 		h = a.handoff()
-		outcome, err = a.client.Withdraw(opCtx, h)
+		st.State, st.Port, st.Reason = names.UIStateWithdrawn, 0, want.reason
+		if h.URI != "" {
+			st.State = names.UIStateHandedOff
+		}
+		outcome, err = a.client.WithdrawWith(opCtx, h, st)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

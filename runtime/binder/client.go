@@ -92,6 +92,21 @@ func (c *Client) Bind(ctx context.Context, port int) error {
 	return c.classify(ctx, "bind", c.patch(ctx, c.t.BindPatch(port)))
 }
 
+// BindWith sends BindPatchWith: the bind and the status annotations st in one request. The
+// form is the one the last response calls for (unknown counts as having annotations:
+// sparkui-fn writes kustomize.toolkit.fluxcd.io/ssa on every UI Service it builds); when it is
+// refused, the other form follows at once (a Service written by hand without annotations,
+// or whose annotations went meanwhile); refused again, a guard failed.
+func (c *Client) BindWith(ctx context.Context, port int, st State) error {
+	v := c.View()
+	have := v == nil || len(v.Metadata.Annotations) > 0
+	err := c.patch(ctx, c.t.BindPatchWith(port, st, have))
+	if isGuardFailure(err) && st.State != "" {
+		err = c.patch(ctx, c.t.BindPatchWith(port, st, !have))
+	}
+	return c.classify(ctx, "bind", err)
+}
+
 // Publish writes the resolved external URI (PublishPatch). When the patch is refused with the
 // form the last response called for, the other form is tried (metadata.annotations appeared or
 // went meanwhile); refused again, the Service is no longer bound to this driver (or no longer

@@ -47,7 +47,11 @@ var boundPodPath = "/metadata/labels/" + escape(sidecar.LabelBoundPod)
 // the Service needs no ordering) so the Service is collected with the Pod. With NoOwner it
 // labels the Service sparkui.dev/bound-pod=<Pod UID> instead: the Service outlives the Pod
 // (the next run binds it), and the label is what proves this Pod holds the binding.
-func (t Target) BindPatch(port int) []byte {
+func (t Target) BindPatch(port int) []byte { return t.BindPatchWith(port, State{}, true) }
+
+// BindPatchWith is BindPatch writing the status annotations st in the same patch;
+// haveAnnotations says whether metadata.annotations exists (State.ops, newAnnotations).
+func (t Target) BindPatchWith(port int, st State, haveAnnotations bool) []byte {
 	ops := append(t.guards(),
 		op{Op: "replace", Path: "/spec/ports/0/targetPort", Value: port},
 		// add replaces an existing member (RFC 6902 4.1): the selector may or may not exist.
@@ -63,7 +67,18 @@ func (t Target) BindPatch(port int) []byte {
 			APIVersion: "v1", Kind: "Pod", Name: t.PodName, UID: types.UID(t.PodUID),
 		}}})
 	}
-	return mustJSON(ops)
+	return mustJSON(append(ops, statusOps(st, haveAnnotations)...))
+}
+
+// statusOps writes st in whichever form haveAnnotations calls for (nothing for a zero st).
+func statusOps(st State, haveAnnotations bool) []op {
+	switch {
+	case st.State == "":
+		return nil
+	case haveAnnotations:
+		return st.ops()
+	}
+	return st.newAnnotations(nil)
 }
 
 // holderGuard proves this Pod holds the binding: only its own bind wrote its UID as the
@@ -124,10 +139,19 @@ func (u URIOps) ops() []op {
 
 // WithdrawPatch sets the selector that matches nothing, with the same guards and only while
 // this Pod holds the binding (holderGuard), and removes the resolved external URI as uri says.
-func (t Target) WithdrawPatch(uri URIOps) []byte {
+func (t Target) WithdrawPatch(uri URIOps) []byte { return t.WithdrawPatchWith(uri, State{}, true) }
+
+// WithdrawPatchWith is WithdrawPatch writing the status annotations st in the same patch.
+// Without metadata.annotations (haveAnnotations false) the map is created with st's values;
+// the resolved external URI cannot be there then, and uri is ignored.
+func (t Target) WithdrawPatchWith(uri URIOps, st State, haveAnnotations bool) []byte {
 	ops := append(t.guards(), t.holderGuard()...)
 	ops = append(ops, op{Op: "add", Path: "/spec/selector", Value: t.WithdrawnSelector()})
-	return mustJSON(append(ops, uri.ops()...))
+	if st.State != "" && !haveAnnotations {
+		return mustJSON(append(ops, st.newAnnotations(nil)...))
+	}
+	ops = append(ops, uri.ops()...)
+	return mustJSON(append(ops, st.ops()...))
 }
 
 // Handoff is where a withdrawal hands the Service off to: the shared History Server
@@ -150,19 +174,22 @@ var historyURIPath = "/metadata/annotations/" + escape(names.AnnotationHistoryUR
 // annotations written meanwhile are never replaced; the resolved external URI cannot be there
 // then, and uri is ignored.
 func (t Target) HandoffPatch(h Handoff, uri URIOps, haveAnnotations bool) []byte {
+	return t.HandoffPatchWith(h, uri, haveAnnotations, State{})
+}
+
+// HandoffPatchWith is HandoffPatch writing the status annotations st in the same patch.
+func (t Target) HandoffPatchWith(h Handoff, uri URIOps, haveAnnotations bool, st State) []byte {
 	ops := append(t.guards(), t.holderGuard()...)
 	ops = append(ops,
 		op{Op: "add", Path: "/spec/selector", Value: names.RedirectorSelector()},
 		op{Op: "replace", Path: "/spec/ports/0/targetPort", Value: h.Port},
 	)
 	if !haveAnnotations {
-		ops = append(ops,
-			op{Op: "test", Path: "/metadata/annotations", Value: nil},
-			op{Op: "add", Path: "/metadata/annotations", Value: map[string]string{names.AnnotationHistoryURI: h.URI}})
-		return mustJSON(ops)
+		return mustJSON(append(ops, st.newAnnotations(map[string]string{names.AnnotationHistoryURI: h.URI})...))
 	}
 	ops = append(ops, op{Op: "add", Path: historyURIPath, Value: h.URI})
-	return mustJSON(append(ops, uri.ops()...))
+	ops = append(ops, uri.ops()...)
+	return mustJSON(append(ops, st.ops()...))
 }
 
 // PublishPatch writes the resolved external URI, guarded like the others and by the bound

@@ -57,14 +57,30 @@ func (w Withdrawal) String() string {
 // annotations are not as the last response had them: an unknown state after a restart, or
 // written or removed meanwhile); refused again, a guard failed.
 func (c *Client) Withdraw(ctx context.Context, h Handoff) (Withdrawal, error) {
+	return c.WithdrawWith(ctx, h, State{})
+}
+
+// WithdrawWith is Withdraw writing the status annotations st (withdrawn, or handed-off) in
+// the same patch. Each refused form is followed by the next at once, no read: the one the last
+// response calls for; the resolved URI cleared rather than removed (it went meanwhile); the
+// other annotations form (metadata.annotations missing, or there after all), unless the last
+// response showed them. All refused: a guard failed.
+func (c *Client) WithdrawWith(ctx context.Context, h Handoff, st State) (Withdrawal, error) {
 	var err error
 	if h.URI != "" {
-		err = c.handoff(ctx, h)
+		err = c.handoff(ctx, h, st)
 	} else {
-		ops := WithdrawURIOps(c.View())
-		err = c.patch(ctx, c.t.WithdrawPatch(ops))
+		v := c.View()
+		have := v == nil || len(v.Metadata.Annotations) > 0
+		ops := WithdrawURIOps(v)
+		err = c.patch(ctx, c.t.WithdrawPatchWith(ops, st, have))
 		if ops != KeepURI && isGuardFailure(err) {
-			err = c.patch(ctx, c.t.WithdrawPatch(KeepURI))
+			err = c.patch(ctx, c.t.WithdrawPatchWith(KeepURI, st, have))
+		}
+		// When the last response showed annotations, a refusal is a guard's: no third try, so
+		// that a Pod that no longer holds the binding still costs one request.
+		if st.State != "" && isGuardFailure(err) && (v == nil || len(v.Metadata.Annotations) == 0) {
+			err = c.patch(ctx, c.t.WithdrawPatchWith(ClearURI, st, !have))
 		}
 	}
 	switch {
@@ -84,13 +100,13 @@ func (c *Client) Withdraw(ctx context.Context, h Handoff) (Withdrawal, error) {
 // handoff sends HandoffPatch in the form the last response calls for (metadata.annotations
 // unknown counts as there: the function writes annotations on the UI Services it builds),
 // then the other form when that is refused.
-func (c *Client) handoff(ctx context.Context, h Handoff) error {
+func (c *Client) handoff(ctx context.Context, h Handoff, st State) error {
 	v := c.View()
 	have := v == nil || len(v.Metadata.Annotations) > 0
-	err := c.patch(ctx, c.t.HandoffPatch(h, WithdrawURIOps(v), have))
+	err := c.patch(ctx, c.t.HandoffPatchWith(h, WithdrawURIOps(v), have, st))
 	if isGuardFailure(err) {
 		// Unknown now: clear the resolved URI whether or not it is there.
-		err = c.patch(ctx, c.t.HandoffPatch(h, ClearURI, !have))
+		err = c.patch(ctx, c.t.HandoffPatchWith(h, ClearURI, !have, st))
 	}
 	return err
 }

@@ -240,6 +240,9 @@ func argoSelfHeal(t *testing.T, c *testcluster.Cluster, ssa bool, ip string) {
 		targetPort: fmt.Sprint(ui.Port),
 		owner:      "Pod/wordcount-driver/" + string(pod.UID),
 		uri:        fmt.Sprintf("http://%s:%d", ip, bound.Spec.Ports[0].NodePort),
+		// The status annotations the bind wrote (docs/service-status.md), since included: kept
+		// by the compare below (no drift) and by selfHeal's sync.
+		status: uiStatus(t, c, ns, svc, "bound", pod.Name, ui.Port),
 	}
 	if got := runtimeFieldsOf(bound); got != want {
 		t.Fatalf("after the bind: %+v, want %+v", got, want)
@@ -291,10 +294,10 @@ func argoSelfHeal(t *testing.T, c *testcluster.Cluster, ssa bool, ip string) {
 	checkOwners(t, c, ns, svc, "argocd-controller")
 }
 
-type runtimeFields struct{ selector, targetPort, owner, uri string }
+type runtimeFields struct{ selector, targetPort, owner, uri, status string }
 
 func runtimeFieldsOf(s *corev1.Service) runtimeFields {
-	f := runtimeFields{selector: fmt.Sprint(s.Spec.Selector), uri: s.Annotations[names.AnnotationResolvedExternalURI]}
+	f := runtimeFields{selector: fmt.Sprint(s.Spec.Selector), uri: s.Annotations[names.AnnotationResolvedExternalURI], status: statusOf(s)}
 	if len(s.Spec.Ports) > 0 {
 		f.targetPort = s.Spec.Ports[0].TargetPort.String()
 	}

@@ -18,7 +18,6 @@ package blackbox
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -31,7 +30,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -222,77 +220,6 @@ func kubectl(t *testing.T, kubeconfig string, manifests []byte, args ...string) 
 	return string(out)
 }
 
-type svcState struct {
-	selector   map[string]string
-	targetPort string
-}
-
-func (s svcState) String() string {
-	return fmt.Sprintf("selector %v, targetPort %s", s.selector, s.targetPort)
-}
-
-func service(t *testing.T, c *testcluster.Cluster, ns, name string) svcState {
-	t.Helper()
-	s, err := c.Client.CoreV1().Services(ns).Get(testcluster.Context(t, 10*time.Second), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(s.Spec.Ports) != 1 {
-		t.Fatalf("Service ports %+v, want one", s.Spec.Ports)
-	}
-	return svcState{selector: s.Spec.Selector, targetPort: s.Spec.Ports[0].TargetPort.String()}
-}
-
-// endpoints lists "ip:port ready=…" of every endpoint in the Service's EndpointSlices, sorted.
-func endpoints(ctx context.Context, c *testcluster.Cluster, ns, svc string) ([]string, error) {
-	list, err := c.Client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc})
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, s := range list.Items {
-		for _, ep := range s.Endpoints {
-			for _, addr := range ep.Addresses {
-				for _, p := range s.Ports {
-					port := int32(0)
-					if p.Port != nil {
-						port = *p.Port
-					}
-					out = append(out, fmt.Sprintf("%s:%d ready=%t", addr, port, ep.Conditions.Ready != nil && *ep.Conditions.Ready))
-				}
-			}
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-func waitEndpoints(t *testing.T, c *testcluster.Cluster, ns, svc string, want []string) {
-	t.Helper()
-	testcluster.WaitFor(t, 30*time.Second, fmt.Sprintf("EndpointSlices of %s = %v", svc, want), func() (bool, string) {
-		got, err := endpoints(testcluster.Context(t, 10*time.Second), c, ns, svc)
-		if err != nil {
-			return false, err.Error()
-		}
-		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprint(got)
-	})
-}
-
-// holdEndpoints checks the slices keep want for d: after a re-apply that reset the Service
-// the EndpointSlice controller rewrites them within milliseconds.
-func holdEndpoints(t *testing.T, c *testcluster.Cluster, ns, svc string, want []string, d time.Duration) {
-	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		got, err := endpoints(testcluster.Context(t, 10*time.Second), c, ns, svc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("EndpointSlices of %s became %v, want %v", svc, got, want)
-		}
-	}
-}
-
 // appliers are the ways pipelines apply their output; each is used alone for one
 // application, first to create it and then to re-apply, as one pipeline does.
 var appliers = []applier{
@@ -350,9 +277,11 @@ func reapply(t *testing.T, c *testcluster.Cluster, a applier, ip string) {
 	} else {
 		t.Logf("%s's drift check on an older output: %s", a.name, d)
 	}
+	boundStatus := uiStatus(t, c, ns, svc, "bound", pod.Name, ui.Port)
 	for i := 1; i <= 2; i++ {
 		noDrift(t, c, a, stream, ns, svc, "after the bind")
 		out := a.apply(t, c, stream)
+		keptStatus(t, c, ns, svc, boundStatus, fmt.Sprintf("after the bind, re-apply %d", i))
 		if got := service(t, c, ns, svc); got.String() != bound.String() {
 			t.Fatalf("after the bind, re-apply %d reset the Service: %s, want %s\n%s", i, got, bound, out)
 		}
@@ -381,9 +310,11 @@ func reapply(t *testing.T, c *testcluster.Cluster, a applier, ip string) {
 		t.Fatalf("after the withdrawal: %s, want %s", got, withdrawn)
 	}
 	waitEndpoints(t, c, ns, svc, nil)
+	withdrawnStatus := uiStatus(t, c, ns, svc, "withdrawn", pod.Name, 0)
 	for i := 1; i <= 2; i++ {
 		noDrift(t, c, a, stream, ns, svc, "after the withdrawal")
 		out := a.apply(t, c, stream)
+		keptStatus(t, c, ns, svc, withdrawnStatus, fmt.Sprintf("after the withdrawal, re-apply %d", i))
 		if got := service(t, c, ns, svc); got.String() != withdrawn.String() {
 			t.Fatalf("after the withdrawal, re-apply %d changed the Service: %s, want %s\n%s", i, got, withdrawn, out)
 		}
@@ -391,36 +322,6 @@ func reapply(t *testing.T, c *testcluster.Cluster, a applier, ip string) {
 		holdEndpoints(t, c, ns, svc, nil, 2*time.Second)
 	}
 	checkOwners(t, c, ns, svc, a.manager)
-}
-
-// rollServiceChange is the trade-off of an applier that only creates the UI Service (Flux
-// with kustomize.toolkit.fluxcd.io/ssa: IfNotPresent): the user changes the Service in Git
-// (functionConfig service.type NodePort), the applier leaves the live one as it is, and the
-// way docs/gitops.md gives to roll it, a forced server-side apply of the re-rendered UI
-// Service, changes it and keeps the bind. It returns the changed output, what the pipeline
-// applies from then on.
-func rollServiceChange(t *testing.T, c *testcluster.Cluster, a applier, ns, appID, svc string, bound svcState, boundSlice []string) []byte {
-	t.Helper()
-	changed := strings.Replace(input, "  spec:\n    sparkConf:", "  spec:\n    service:\n      type: NodePort\n    sparkConf:", 1)
-	r := renderList(t, strings.NewReplacer("NS", ns, "APPID", appID).Replace(changed))
-	typ := func() corev1.ServiceType {
-		s, err := c.Client.CoreV1().Services(ns).Get(testcluster.Context(t, 10*time.Second), svc, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s.Spec.Type
-	}
-	out := a.apply(t, c, r.stream)
-	if got, ty := service(t, c, ns, svc), typ(); got.String() != bound.String() || ty != corev1.ServiceTypeClusterIP {
-		t.Fatalf("%s applied the changed UI Service (type %s, %s), want it left as created (ClusterIP, %s)\n%s", a.name, ty, got, bound, out)
-	}
-	noDrift(t, c, a, r.stream, ns, svc, "with the changed UI Service in Git")
-	out = kubectl(t, c.KubeconfigFile(t, c.Config), uiServiceDoc(t, r.stream), "apply", "--server-side", "--force-conflicts", "-f", "-")
-	if got, ty := service(t, c, ns, svc), typ(); got.String() != bound.String() || ty != corev1.ServiceTypeNodePort {
-		t.Fatalf("rolled by hand: type %s, %s, want NodePort, %s\n%s", ty, got, bound, out)
-	}
-	holdEndpoints(t, c, ns, svc, boundSlice, 2*time.Second)
-	return r.stream
 }
 
 // noDrift: the applier's drift detection sees nothing to correct on the UI Service: a
