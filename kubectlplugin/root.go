@@ -49,6 +49,11 @@ func (e *env) defaultClients() (kubernetes.Interface, *rest.Config, error) {
 
 // NewRoot is `kubectl sparkui` with its commands.
 func NewRoot(streams genericiooptions.IOStreams) *cobra.Command {
+	root, _ := newRoot(streams)
+	return root
+}
+
+func newRoot(streams genericiooptions.IOStreams) (*cobra.Command, *env) {
 	e := &env{flags: genericclioptions.NewConfigFlags(true), streams: streams, now: time.Now}
 	e.clients = e.defaultClients
 	root := &cobra.Command{
@@ -73,7 +78,7 @@ and the runtime binds, their driver Pods and Events. It writes nothing.
 	e.flags.AddFlags(root.PersistentFlags())
 	_ = root.RegisterFlagCompletionFunc("namespace", e.completeNamespaces)
 	root.AddCommand(newList(e), newOpen(e), newWhy(e))
-	return root
+	return root, e
 }
 
 // completeNamespaces completes -n with the cluster's namespaces.

@@ -49,9 +49,9 @@ type App struct {
 
 // Links are the ways to the UI that the cluster records.
 type Links struct {
-	Route    string // from the route annotations (and an Ingress's TLS, for the scheme)
-	External string // sparkui.dev/resolved-external-uri
-	History  string // sparkui.dev/history-uri (the application's claim; meaningful while handed off)
+	Route    string `json:"route,omitempty"`    // from the route annotations (and an Ingress's TLS, for the scheme)
+	External string `json:"external,omitempty"` // sparkui.dev/resolved-external-uri
+	History  string `json:"history,omitempty"`  // sparkui.dev/history-uri (the application's claim; meaningful while handed off)
 }
 
 // Link is the one link `list` shows: the History page once handed off, else the route URL,
