@@ -78,7 +78,7 @@ func why(ctx context.Context, out io.Writer, cs kubernetes.Interface, a *uistate
 		line("Claims", s+", agreeing with the spec")
 	}
 	if a.ClaimProblem != "" {
-		line("", a.ClaimProblem)
+		line("Claims problem", a.ClaimProblem)
 	}
 	if c.Reason != "" {
 		line("Reason", c.Reason)
