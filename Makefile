@@ -29,7 +29,7 @@ RUNTIME_CONTRACT := $(shell sed -n 's/^const RuntimeContract = "\(.*\)"$$/\1/p' 
 RUNTIME_TAG := contract-$(RUNTIME_CONTRACT)
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help setup kubernetes build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane helm helm-plugin fmt-check vet lint clean image image-tar cmp-image-tar flux spark-operator
+.PHONY: help setup kubernetes build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane helm helm-plugin kubectl-plugin fmt-check vet lint clean image image-tar cmp-image-tar flux spark-operator
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
@@ -46,6 +46,7 @@ help:
 	@echo "make tools          build the kustomize CLI, the control plane, the node (kubelet, kube-scheduler, kube-proxy), Traefik, the distribution registry, crane, helm, the Flux CLI and the kubeflow spark-operator into $(CACHE)"
 	@echo "make helm           the Helm 4 CLI (helm.sh/helm/v4) into $(CACHE)/helm: the deploy/helm-plugin tests and docs/deploy-helm.md run it"
 	@echo "make helm-plugin    the sparkui Helm post-renderer plugin, one helm plugin package per platform (bin/helm-plugin; docs/deploy-helm.md)"
+	@echo "make kubectl-plugin kubectl sparkui for the Helm plugin's platforms: krew archives and manifest in bin/kubectl-plugin (docs/kubectl-plugin.md)"
 	@echo "make image-tar      both images as multi-platform OCI layout tarballs, no container engine needed (bin/*.oci.tar; docs/images.md)"
 	@echo "make cmp-image-tar  the Argo CD plugin sidecar image (sparkui-fn, sparkui-cmp, plugin.yaml) as an OCI layout tarball (docs/deploy-argocd.md)"
 	@echo "make image          both images with docker buildx (needs a Docker engine)"
@@ -109,6 +110,12 @@ helm:
 # PASSPHRASE_FILE) signs them (deploy/helm-plugin/package.sh).
 helm-plugin: helm
 	HELM=$$(bash testkit/helmtest/build-helm.sh) VERSION=$(VERSION) bash deploy/helm-plugin/package.sh
+
+# `kubectl sparkui` (./kubectlplugin) for the Helm plugin's platforms, each a krew archive
+# bin/kubectl-plugin/kubectl-sparkui_<os>_<arch>.tar.gz, and the krew manifest with their
+# sha256 (deploy/krew/package.sh; docs/kubectl-plugin.md).
+kubectl-plugin:
+	VERSION=$(VERSION) bash deploy/krew/package.sh
 
 # The Flux CLI (github.com/fluxcd/flux2/v2): docs/deploy-flux.md's CI recipe, which
 # examples' TestDeployFlux runs (flux build kustomization --dry-run, push/tag/pull artifact).
