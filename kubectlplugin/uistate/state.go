@@ -12,16 +12,16 @@ import (
 	"github.com/sparkui/sparkui/internal/names"
 )
 
-// The status annotations the runtime keeps on the UI Service (pinned in the design, written by
-// the runtime's Events/status work). They are written with the driver's own ServiceAccount
-// token, so they are the application's claims: the Service's spec is what routes traffic, and
-// State comes from it alone.
+// The status annotations the runtime keeps on the UI Service (internal/names/status.go,
+// docs/service-status.md). They are written with the driver's own ServiceAccount token, so
+// they are the application's claims: the Service's spec is what routes traffic, and State
+// comes from it alone.
 const (
-	AnnotationUIState  = names.AnnotationPrefix + "ui-state"
-	AnnotationUISince  = names.AnnotationPrefix + "ui-since"
-	AnnotationUIPod    = names.AnnotationPrefix + "ui-pod"
-	AnnotationUIPort   = names.AnnotationPrefix + "ui-port"
-	AnnotationUIReason = names.AnnotationPrefix + "ui-reason"
+	AnnotationUIState  = names.AnnotationUIState
+	AnnotationUISince  = names.AnnotationUISince
+	AnnotationUIPod    = names.AnnotationUIPod
+	AnnotationUIPort   = names.AnnotationUIPort
+	AnnotationUIReason = names.AnnotationUIReason
 )
 
 // State is where a UI Service routes, read from its spec.
@@ -29,13 +29,13 @@ type State string
 
 const (
 	// Waiting: no selector yet (the function writes none; the runtime's first bind sets it).
-	Waiting State = "waiting"
+	Waiting State = names.UIStateWaiting
 	// Bound: a selector naming the application's Pod, the UI port's targetPort the UI's port.
-	Bound State = "bound"
+	Bound State = names.UIStateBound
 	// Withdrawn: the selector {sparkui.dev/withdrawn: <Pod UID>} that matches nothing.
-	Withdrawn State = "withdrawn"
+	Withdrawn State = names.UIStateWithdrawn
 	// HandedOff: the History Server redirector's selector.
-	HandedOff State = "handed-off"
+	HandedOff State = names.UIStateHandedOff
 )
 
 // SpecState derives the state from svc's spec the way the runtime writes it
