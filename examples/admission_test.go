@@ -205,6 +205,57 @@ spec:
         containers: [{name: spark, ports: [{name: spark-ui, containerPort: 4040}]}]`),
 	"sparkui-sui031-stackable": stackableApp(`spark.ui.port: "-0"`, ``),
 	"sparkui-sui034-stackable": stackableApp(`spark.kubernetes.driver.podTemplateFile: /opt/spark/conf/driver.yaml`, ``),
+	// The mutation issue 34 names: the resourceNames line removed, every Service granted.
+	"sparkui-sui061-binder-role": binderRole(`
+- apiGroups: [""]
+  resources: [services]
+  verbs: [get, patch]`),
+}
+
+// refusedCases are more manifests the policy named by the key must answer (as its case in
+// admissionCases), each a way the one rule can grant more than it should.
+var refusedCases = map[string][]string{
+	"sparkui-sui061-binder-role": {
+		binderRole(`
+- apiGroups: [""]
+  resources: [services]
+  resourceNames: [pi-ui-svc]
+  verbs: ["*"]`),
+		binderRole(`
+- apiGroups: [""]
+  resources: [services]
+  resourceNames: [pi-ui-svc]
+  verbs: [get, patch, delete]`),
+		binderRole(`
+- apiGroups: [""]
+  resources: [services]
+  resourceNames: [pi-ui-svc, other-ui-svc]
+  verbs: [get, patch]`),
+		binderRole(`
+- apiGroups: [""]
+  resources: [services]
+  resourceNames: [kubernetes]
+  verbs: [get, patch]`),
+		binderRole(`
+- apiGroups: ["", apps]
+  resources: [services]
+  resourceNames: [pi-ui-svc]
+  verbs: [get, patch]`),
+		binderRole(`
+- apiGroups: [""]
+  resources: [services, pods]
+  resourceNames: [pi-ui-svc]
+  verbs: [get, patch]`),
+		binderRole(`
+- apiGroups: [""]
+  resources: [services]
+  resourceNames: [pi-ui-svc]
+  verbs: [get, patch]
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [get]`),
+		binderRole(``),
+	},
 }
 
 // admittedCases are manifests the policy named by the key admits, and no other sparkui
@@ -257,6 +308,29 @@ metadata: {name: empty, namespace: analytics}
         containers: [{name: spark, env: [{name: TZ, value: UTC}]}]`),
 	},
 	"sparkui-sui031-stackable": {stackableApp(`spark.ui.port: "4050"`, ``)},
+	"sparkui-sui061-binder-role": {
+		// What transform/rbac.go writes.
+		binderRole(`
+- apiGroups: [""]
+  resources: [services]
+  resourceNames: [pi-ui-svc]
+  verbs: [get, patch]`),
+		// Order and a repeated verb grant nothing more.
+		binderRole(`
+- apiGroups: [""]
+  resources: [services]
+  resourceNames: [pi-ui-svc]
+  verbs: [patch, get, get]`),
+		// Not labelled as sparkui's: the user's own Role, which the policy does not select.
+		`apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: pi-extra, namespace: analytics}
+rules:
+- apiGroups: [""]
+  resources: [services]
+  verbs: [get, patch, delete]
+`,
+	},
 	"sparkui-sui034-stackable": {stackableApp(`spark.executor.memory: 1g`, ``)},
 }
 
@@ -323,6 +397,20 @@ spec:
   mode: cluster
   sparkImage: {productVersion: 3.5.6}
   mainApplicationFile: local:///stackable/spark/examples/src/main/python/pi.py` + conf + extra + "\n"
+}
+
+// binderRole is a Role labelled as sparkui's binder Role with rules ("" none).
+func binderRole(rules string) string {
+	if rules == "" {
+		rules = " []"
+	}
+	return `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: pi-ui-svc-binder
+  namespace: analytics
+  labels: {app.kubernetes.io/managed-by: sparkui, spark-app-selector: spark-0123456789abcdef}
+rules:` + rules + "\n"
 }
 
 func apacheApp(version, extra string) string {
@@ -551,6 +639,31 @@ func TestAdmissionPolicies(t *testing.T) {
 		}
 	}
 
+	// More ways to get a policy's one shape wrong: each refused (or warned about) by it, and
+	// reported by the function.
+	for _, name := range slices.Sorted(maps.Keys(refusedCases)) {
+		r, ok := rules[name]
+		if !ok {
+			t.Errorf("refused case %s: no such policy", name)
+			continue
+		}
+		for i, doc := range refusedCases[name] {
+			if !functionReports(t, doc)[r.ID] {
+				t.Errorf("refused case %s[%d]: the function does not report %s for it", name, i, r.ID)
+			}
+			u, err := testcluster.DecodeYAML([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := w.create(ctx, u, true)
+			if got := strings.Join(append(a.denied, a.warned...), ","); got != name {
+				t.Errorf("refused case %s[%d]: answered by %q, err %v", name, i, got, a.err)
+				continue
+			}
+			t.Logf("refused case %s[%d]: %v", name, i, a.err)
+		}
+	}
+
 	// What a user sees: kubectl's server-side dry run is refused with the rule id.
 	dry := exec.Command("kubectl", "create", "--dry-run=server", "-f", "-")
 	dry.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
@@ -602,12 +715,13 @@ func TestAdmissionPolicies(t *testing.T) {
 				continue // duplicate keys (SUI021): no client sends it
 			}
 			key := it.GetKind() + " " + it.GetNamespace() + "/" + it.GetName()
+			wantIDs := aloneWhereUnseen(t, it, doc, want[key])
 			a := w.create(ctx, u, true)
 			got := map[string]bool{}
 			for _, p := range append(a.denied, a.warned...) {
 				got[rules[p].ID] = true
 				fired[p]++
-				if !want[key][rules[p].ID] {
+				if !wantIDs[rules[p].ID] {
 					t.Errorf("%s: %s: policy %s answers, but the function does not report %s for it", s.items, key, p, rules[p].ID)
 				}
 			}
@@ -615,7 +729,7 @@ func TestAdmissionPolicies(t *testing.T) {
 				admitted++
 			}
 			reached := a.err == nil || len(a.denied) > 0
-			for id := range want[key] {
+			for id := range wantIDs {
 				if got[id] || !reached {
 					continue
 				}
@@ -631,6 +745,33 @@ func TestAdmissionPolicies(t *testing.T) {
 		t.Errorf("only %d objects admitted", admitted)
 	}
 	t.Logf("fixture sweep: %d objects admitted; policy answers: %v", admitted, fired)
+}
+
+// unseenByAdmission are the rules whose finding may rest on objects next to the one judged,
+// which a policy never sees: SUI061 checks a Role's resourceNames against its application's
+// UI Service when the input holds the application (validate/sui061.go, Notes), and the
+// policy only that it names one UI Service.
+var unseenByAdmission = []string{"SUI061"}
+
+// aloneWhereUnseen is want (the rules the function reports for obj in its input) with each
+// rule of unseenByAdmission reported as the function reports it for obj on its own: what the
+// rule's policy, which sees one object, must match.
+func aloneWhereUnseen(t *testing.T, obj *yaml.RNode, doc string, want map[string]bool) map[string]bool {
+	if obj.GetKind() != "Role" {
+		return want
+	}
+	alone := functionReports(t, doc)
+	out := maps.Clone(want)
+	if out == nil {
+		out = map[string]bool{}
+	}
+	for _, id := range unseenByAdmission {
+		delete(out, id)
+		if alone[id] {
+			out[id] = true
+		}
+	}
+	return out
 }
 
 // functionReports are the rules `sparkui-fn validate` reports for the objects of manifest.
