@@ -45,7 +45,7 @@ help:
 	@echo "make bench-rss      peak memory: the built binary on 1,000 and 5,000 kubeflow applications vs a no-op kyaml function"
 	@echo "make tools          build the kustomize CLI, the control plane, the node (kubelet, kube-scheduler, kube-proxy), Traefik, the distribution registry, crane, helm, the Flux CLI and the kubeflow spark-operator into $(CACHE)"
 	@echo "make helm           the Helm 4 CLI (helm.sh/helm/v4) into $(CACHE)/helm: the deploy/helm-plugin tests and docs/deploy-helm.md run it"
-	@echo "make helm-plugin    the sparkui Helm post-renderer plugin, one helm plugin package per platform (bin/helm-plugin; docs/deploy-helm.md)"
+	@echo "make helm-plugin    the sparkui Helm post-renderer plugin, one helm plugin package per platform (bin/helm-plugin; HELM_PLUGIN_PLATFORMS=os/arch for fewer; docs/deploy-helm.md)"
 	@echo "make kubectl-plugin kubectl sparkui for the Helm plugin's platforms: krew archives and manifest in bin/kubectl-plugin (docs/kubectl-plugin.md)"
 	@echo "make image-tar      both images as multi-platform OCI layout tarballs, no container engine needed (bin/*.oci.tar; docs/images.md)"
 	@echo "make cmp-image-tar  the Argo CD plugin sidecar image (sparkui-fn, sparkui-cmp, plugin.yaml) as an OCI layout tarball (docs/deploy-argocd.md)"
@@ -107,9 +107,11 @@ helm:
 
 # The sparkui Helm post-renderer plugin, packaged by the real `helm plugin package` once per
 # platform into bin/helm-plugin/<os>-<arch>/sparkui-$(VERSION).tgz; SIGN_KEY (and KEYRING,
-# PASSPHRASE_FILE) signs them (deploy/helm-plugin/package.sh).
+# PASSPHRASE_FILE) signs them (deploy/helm-plugin/package.sh). HELM_PLUGIN_PLATFORMS, when set,
+# replaces package.sh's four platforms: installing on this machine needs one build of
+# sparkui-fn, not four (docs/deploy-helm.md).
 helm-plugin: helm
-	HELM=$$(bash testkit/helmtest/build-helm.sh) VERSION=$(VERSION) bash deploy/helm-plugin/package.sh
+	HELM=$$(bash testkit/helmtest/build-helm.sh) VERSION=$(VERSION) $(if $(HELM_PLUGIN_PLATFORMS),PLATFORMS='$(HELM_PLUGIN_PLATFORMS)') bash deploy/helm-plugin/package.sh
 
 # `kubectl sparkui` (./kubectlplugin) for the Helm plugin's platforms, each a krew archive
 # bin/kubectl-plugin/kubectl-sparkui_<os>_<arch>.tar.gz, and the krew manifest with their

@@ -2,7 +2,6 @@ package examples_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -22,318 +21,11 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/kustomize/kyaml/kio"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/sparkui/sparkui/testkit/testcluster"
 	"github.com/sparkui/sparkui/validate"
 	"github.com/sparkui/sparkui/validate/policy"
 )
-
-// admissionCases are one manifest per admission policy that the policy refuses (an error
-// rule) or warns about (a warning rule): the policy named by the key must answer it with its
-// rule's id.
-var admissionCases = map[string]string{
-	"sparkui-sui004-ui-service": `apiVersion: v1
-kind: Service
-metadata:
-  name: pi-ui-svc
-  namespace: analytics
-  labels: {app.kubernetes.io/managed-by: sparkui, spark-app-selector: spark-0123456789abcdef}
-  annotations: {kustomize.toolkit.fluxcd.io/ssa: IfNotPresent}
-spec:
-  selector: {spark-app-selector: spark-0123456789abcdef, spark-role: driver}
-  ports: [{name: spark-ui, protocol: TCP, port: 4040}]
-`,
-	"sparkui-sui040-ui-service": `apiVersion: v1
-kind: Service
-metadata:
-  name: lab-sparkui-ui-svc
-  namespace: notebooks
-  labels: {app.kubernetes.io/managed-by: sparkui, sparkui.dev/application: lab}
-  annotations: {kustomize.toolkit.fluxcd.io/ssa: Override}
-spec:
-  ports: [{name: spark-ui, protocol: TCP, port: 4040}]
-`,
-	"sparkui-sui011-pod": `apiVersion: v1
-kind: Pod
-metadata:
-  name: pi-driver
-  namespace: analytics
-  labels: {spark-role: driver, spark-app-selector: spark-0123456789abcdef}
-spec:
-  hostNetwork: true
-  containers:
-  - name: spark-kubernetes-driver
-    image: spark:3.5.5
-    ports: [{name: driver-rpc-port, containerPort: 7078}]
-`,
-	"sparkui-sui011-workload": `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: connect, namespace: platform}
-spec:
-  strategy: {type: Recreate}
-  selector: {matchLabels: {app: connect}}
-  template:
-    metadata: {labels: {app: connect, spark-role: driver}}
-    spec:
-      hostNetwork: true
-      containers: [{name: connect, image: spark:4.0.1, ports: [{name: spark-connect, containerPort: 15002}]}]
-`,
-	"sparkui-sui011-job": `apiVersion: batch/v1
-kind: Job
-metadata: {name: once, namespace: batch}
-spec:
-  template:
-    metadata: {labels: {spark-role: driver}}
-    spec:
-      hostNetwork: true
-      restartPolicy: Never
-      containers: [{name: driver, image: spark:3.5.5, ports: [{name: spark-ui, containerPort: 4040}]}]
-`,
-	"sparkui-sui011-cronjob": `apiVersion: batch/v1
-kind: CronJob
-metadata: {name: nightly, namespace: batch}
-spec:
-  schedule: "0 2 * * *"
-  concurrencyPolicy: Forbid
-  jobTemplate:
-    spec:
-      template:
-        metadata: {labels: {spark-role: driver}}
-        spec:
-          hostNetwork: true
-          restartPolicy: Never
-          containers: [{name: driver, image: spark:3.5.5, ports: [{name: spark-ui, containerPort: 4040}]}]
-`,
-	"sparkui-sui031-kubeflow": kubeflowApp("SparkApplication", `
-  sparkConf: {spark.ui.port: "0"}`),
-	"sparkui-sui031-kubeflow-scheduled": kubeflowScheduled(`concurrencyPolicy: Forbid`, `
-    sparkConf: {spark.ui.port: "+00"}`),
-	"sparkui-sui031-apache": apacheApp("v1beta1", `
-  sparkConf: {spark.ui.port: "0"}`),
-	"sparkui-sui037-apache": apacheApp("v1", `
-  deploymentMode: ClientMode`),
-	"sparkui-sui034-kubeflow": kubeflowApp("SparkApplication", `
-  sparkConf: {spark.kubernetes.driver.podTemplateFile: /opt/spark/conf/driver.yaml}`),
-	"sparkui-sui034-kubeflow-scheduled": kubeflowScheduled(`concurrencyPolicy: Forbid`, `
-    sparkConf: {spark.kubernetes.driver.podTemplateFile: /opt/spark/conf/driver.yaml}`),
-	"sparkui-sui034-apache": apacheApp("v1", `
-  sparkConf: {spark.kubernetes.driver.podTemplateFile: /opt/spark/conf/driver.yaml}`),
-	"sparkui-sui035-workload": `apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: lab, namespace: notebooks}
-spec:
-  serviceName: lab
-  replicas: 2
-  selector: {matchLabels: {app: lab}}
-  template:
-    metadata: {labels: {app: lab, spark-role: driver}}
-    spec:
-      containers: [{name: notebook, image: quay.io/jupyter/pyspark-notebook:spark-3.5.5}]
-`,
-	"sparkui-sui035-job": `apiVersion: batch/v1
-kind: Job
-metadata: {name: nightly, namespace: batch}
-spec:
-  parallelism: 3
-  template:
-    metadata: {labels: {spark-role: driver}}
-    spec:
-      restartPolicy: Never
-      containers: [{name: driver, image: spark:3.5.5}]
-`,
-	"sparkui-sui035-cronjob": `apiVersion: batch/v1
-kind: CronJob
-metadata: {name: nightly, namespace: batch}
-spec:
-  schedule: "0 2 * * *"
-  concurrencyPolicy: Forbid
-  jobTemplate:
-    spec:
-      parallelism: 2
-      template:
-        metadata: {labels: {spark-role: driver}}
-        spec:
-          restartPolicy: Never
-          containers: [{name: driver, image: spark:3.5.5}]
-`,
-	"sparkui-sui036-deployment": `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: connect, namespace: platform}
-spec:
-  selector: {matchLabels: {app: connect}}
-  template:
-    metadata: {labels: {app: connect, spark-role: driver}}
-    spec:
-      containers: [{name: connect, image: spark:4.0.1}]
-`,
-	"sparkui-sui036-cronjob": `apiVersion: batch/v1
-kind: CronJob
-metadata: {name: nightly, namespace: batch}
-spec:
-  schedule: "0 2 * * *"
-  jobTemplate:
-    spec:
-      template:
-        metadata: {labels: {spark-role: driver}}
-        spec:
-          restartPolicy: Never
-          containers: [{name: driver, image: spark:3.5.5}]
-`,
-	"sparkui-sui036-kubeflow-scheduled": kubeflowScheduled(`concurrencyPolicy: Allow`, ``),
-	// kubeflow's own driver.hostNetwork puts the driver on the host network as the
-	// template's does (its webhook applies it).
-	"sparkui-sui011-kubeflow": kubeflowAppWith("SparkApplication", `, hostNetwork: true,
-    template: {spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: driver-rpc-port, containerPort: 7078}]}]}}`, ``),
-	"sparkui-sui011-kubeflow-scheduled": kubeflowScheduledWith(`concurrencyPolicy: Forbid`, `,
-      template: {spec: {hostNetwork: true, containers: [{name: spark-kubernetes-driver, ports: [{name: spark-ui, containerPort: 4040}]}]}}`, ``),
-	"sparkui-sui011-apache": apacheApp("v1", `
-  driverSpec:
-    podTemplateSpec:
-      spec:
-        hostNetwork: true
-        containers: [{name: spark-kubernetes-driver, ports: [{name: spark-ui, containerPort: 4040}]}]`),
-	"sparkui-sui011-sparkconnect": sparkConnect(`
-      spec:
-        hostNetwork: true
-        containers: [{name: spark-kubernetes-driver, image: spark:4.0.1, ports: [{name: spark-connect, containerPort: 15002}]}]`),
-	"sparkui-sui011-stackable": stackableApp(``, `
-  driver:
-    podOverrides:
-      spec:
-        hostNetwork: true
-        containers: [{name: spark, ports: [{name: spark-ui, containerPort: 4040}]}]`),
-	"sparkui-sui031-stackable": stackableApp(`spark.ui.port: "-0"`, ``),
-	"sparkui-sui034-stackable": stackableApp(`spark.kubernetes.driver.podTemplateFile: /opt/spark/conf/driver.yaml`, ``),
-}
-
-// admittedCases are manifests the policy named by the key admits, and no other sparkui
-// policy answers, nor does the function report the policy's rule for them: the near misses
-// of its bad manifest, and the objects that leave out the optional fields its expressions
-// read (which must be guarded: an expression that fails refuses, failurePolicy Fail).
-var admittedCases = map[string][]string{
-	"sparkui-sui011-kubeflow": {
-		// No template: nothing the function reads as the driver's containers (driver.ports
-		// is the webhook's, which the rule does not look at).
-		kubeflowAppWith("SparkApplication", `, hostNetwork: true, ports: [{name: extra, containerPort: 9090, protocol: TCP}]`, ``),
-		kubeflowAppWith("SparkApplication", `, hostNetwork: true, template: {metadata: {labels: {team: data}}}`, ``),
-		kubeflowAppWith("SparkApplication", `, hostNetwork: false,
-    template: {spec: {containers: [{name: spark-kubernetes-driver, ports: [{name: driver-rpc-port, containerPort: 7078}]}]}}`, ``),
-		kubeflowAppWith("SparkApplication", `, template: {spec: {hostNetwork: true, containers: [{name: spark-kubernetes-driver}]}}`, ``),
-	},
-	"sparkui-sui011-kubeflow-scheduled": {
-		kubeflowScheduled(`concurrencyPolicy: Forbid`, ``),
-		kubeflowScheduledWith(`concurrencyPolicy: Forbid`, `, hostNetwork: true, template: {spec: {nodeSelector: {pool: spark}}}`, ``),
-	},
-	"sparkui-sui011-apache": {
-		apacheApp("v1beta1", ``),
-		`apiVersion: spark.apache.org/v1
-kind: SparkApplication
-metadata: {name: empty, namespace: analytics}
-`,
-		apacheApp("v1", `
-  driverSpec: {podTemplateSpec: {metadata: {labels: {team: data}}}}`),
-		apacheApp("v1", `
-  driverSpec: {podTemplateSpec: {spec: {hostNetwork: true}}}`),
-	},
-	"sparkui-sui011-sparkconnect": {
-		sparkConnect(`
-      metadata: {labels: {team: data}}`),
-		sparkConnect(`
-      spec:
-        containers: [{name: spark-kubernetes-driver, image: spark:4.0.1, ports: [{name: spark-connect, containerPort: 15002}]}]`),
-	},
-	"sparkui-sui011-stackable": {
-		stackableApp(``, ``),
-		stackableApp(``, `
-  driver: null`),
-		stackableApp(``, `
-  driver: {podOverrides: {metadata: {labels: {team: data}}}}`),
-		stackableApp(``, `
-  driver:
-    podOverrides:
-      spec:
-        hostNetwork: true
-        containers: [{name: spark, env: [{name: TZ, value: UTC}]}]`),
-	},
-	"sparkui-sui031-stackable": {stackableApp(`spark.ui.port: "4050"`, ``)},
-	"sparkui-sui034-stackable": {stackableApp(`spark.executor.memory: 1g`, ``)},
-}
-
-func kubeflowApp(kind, extra string) string { return kubeflowAppWith(kind, "", extra) }
-
-// kubeflowAppWith: driver continues the driver's flow mapping.
-func kubeflowAppWith(kind, driver, extra string) string {
-	return `apiVersion: sparkoperator.k8s.io/v1beta2
-kind: ` + kind + `
-metadata: {name: pi, namespace: analytics}
-spec:
-  type: Scala
-  mode: cluster
-  image: spark:3.5.5
-  mainClass: org.apache.spark.examples.SparkPi
-  mainApplicationFile: local:///opt/spark/examples/jars/spark-examples.jar
-  sparkVersion: 3.5.5
-  driver: {cores: 1, memory: 512m, serviceAccount: pi-driver` + driver + `}
-  executor: {cores: 1, instances: 1, memory: 512m}` + extra + "\n"
-}
-
-func kubeflowScheduled(policy, conf string) string { return kubeflowScheduledWith(policy, "", conf) }
-
-func kubeflowScheduledWith(policy, driver, conf string) string {
-	return `apiVersion: sparkoperator.k8s.io/v1beta2
-kind: ScheduledSparkApplication
-metadata: {name: pi-nightly, namespace: analytics}
-spec:
-  schedule: "@every 1h"
-  ` + policy + `
-  template:
-    type: Scala
-    mode: cluster
-    image: spark:3.5.5
-    mainClass: org.apache.spark.examples.SparkPi
-    mainApplicationFile: local:///opt/spark/examples/jars/spark-examples.jar
-    sparkVersion: 3.5.5
-    driver: {cores: 1, memory: 512m` + driver + `}
-    executor: {cores: 1, instances: 1, memory: 512m}` + conf + "\n"
-}
-
-// sparkConnect: template is the server's pod template, under spec.server.template.
-func sparkConnect(template string) string {
-	return `apiVersion: sparkoperator.k8s.io/v1alpha1
-kind: SparkConnect
-metadata: {name: spark-connect, namespace: analytics}
-spec:
-  sparkVersion: 4.0.1
-  server:
-    template:` + template + `
-  executor: {instances: 1, cores: 1, memory: 512m}
-`
-}
-
-// stackableApp: conf is one sparkConf entry ("" none), extra more of the spec.
-func stackableApp(conf, extra string) string {
-	if conf != "" {
-		conf = "\n  sparkConf: {" + conf + "}"
-	}
-	return `apiVersion: spark.stackable.tech/v1alpha1
-kind: SparkApplication
-metadata: {name: pyspark-pi, namespace: analytics}
-spec:
-  mode: cluster
-  sparkImage: {productVersion: 3.5.6}
-  mainApplicationFile: local:///stackable/spark/examples/src/main/python/pi.py` + conf + extra + "\n"
-}
-
-func apacheApp(version, extra string) string {
-	return `apiVersion: spark.apache.org/` + version + `
-kind: SparkApplication
-metadata: {name: pi, namespace: analytics}
-spec:
-  mainClass: org.apache.spark.examples.SparkPi
-  jars: local:///opt/spark/examples/jars/spark-examples.jar
-  runtimeVersions: {sparkVersion: 4.1.1}` + extra + "\n"
-}
 
 // policyRef finds which sparkui policy answered, in a denial ("ValidatingAdmissionPolicy
 // 'sparkui-…' with binding '…' denied request: …") or a warning ("Validation failed for
@@ -551,6 +243,31 @@ func TestAdmissionPolicies(t *testing.T) {
 		}
 	}
 
+	// More ways to get a policy's one shape wrong: each refused (or warned about) by it, and
+	// reported by the function.
+	for _, name := range slices.Sorted(maps.Keys(refusedCases)) {
+		r, ok := rules[name]
+		if !ok {
+			t.Errorf("refused case %s: no such policy", name)
+			continue
+		}
+		for i, doc := range refusedCases[name] {
+			if !functionReports(t, doc)[r.ID] {
+				t.Errorf("refused case %s[%d]: the function does not report %s for it", name, i, r.ID)
+			}
+			u, err := testcluster.DecodeYAML([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := w.create(ctx, u, true)
+			if got := strings.Join(append(a.denied, a.warned...), ","); got != name {
+				t.Errorf("refused case %s[%d]: answered by %q, err %v", name, i, got, a.err)
+				continue
+			}
+			t.Logf("refused case %s[%d]: %v", name, i, a.err)
+		}
+	}
+
 	// What a user sees: kubectl's server-side dry run is refused with the rule id.
 	dry := exec.Command("kubectl", "create", "--dry-run=server", "-f", "-")
 	dry.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
@@ -602,12 +319,13 @@ func TestAdmissionPolicies(t *testing.T) {
 				continue // duplicate keys (SUI021): no client sends it
 			}
 			key := it.GetKind() + " " + it.GetNamespace() + "/" + it.GetName()
+			wantIDs := aloneWhereUnseen(t, it, doc, want[key])
 			a := w.create(ctx, u, true)
 			got := map[string]bool{}
 			for _, p := range append(a.denied, a.warned...) {
 				got[rules[p].ID] = true
 				fired[p]++
-				if !want[key][rules[p].ID] {
+				if !wantIDs[rules[p].ID] {
 					t.Errorf("%s: %s: policy %s answers, but the function does not report %s for it", s.items, key, p, rules[p].ID)
 				}
 			}
@@ -615,7 +333,7 @@ func TestAdmissionPolicies(t *testing.T) {
 				admitted++
 			}
 			reached := a.err == nil || len(a.denied) > 0
-			for id := range want[key] {
+			for id := range wantIDs {
 				if got[id] || !reached {
 					continue
 				}
@@ -631,125 +349,4 @@ func TestAdmissionPolicies(t *testing.T) {
 		t.Errorf("only %d objects admitted", admitted)
 	}
 	t.Logf("fixture sweep: %d objects admitted; policy answers: %v", admitted, fired)
-}
-
-// functionReports are the rules `sparkui-fn validate` reports for the objects of manifest.
-func functionReports(t *testing.T, manifest string) map[string]bool {
-	t.Helper()
-	cmd := exec.Command("bin/sparkui-fn", "validate", "--output", "json", "-")
-	cmd.Dir = root
-	cmd.Stdin = strings.NewReader(manifest)
-	out, _ := cmd.Output() // exit status 1 when it reports an error or a warning
-	var rep struct {
-		Results []struct {
-			Rule string `json:"rule"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(out, &rep); err != nil {
-		t.Fatalf("sparkui-fn validate: %v\n%s", err, out)
-	}
-	got := map[string]bool{}
-	for _, r := range rep.Results {
-		got[r.Rule] = true
-	}
-	return got
-}
-
-// matches: policy name of rule r would look at obj (its resource, and the rule's scope).
-func matches(t *testing.T, c *testcluster.Cluster, obj *unstructured.Unstructured, r validate.Rule, name string) bool {
-	m, err := c.Mapping(obj)
-	if err != nil {
-		return false
-	}
-	for _, p := range r.Admission {
-		if policy.Name(r.ID, p) != name || p.Group != m.Resource.Group {
-			continue
-		}
-		okV, okR := false, false
-		for _, v := range p.Versions {
-			okV = okV || v == m.Resource.Version
-		}
-		for _, res := range p.Resources {
-			okR = okR || res == m.Resource.Resource
-		}
-		if !okV || !okR {
-			continue
-		}
-		for k, v := range p.ObjectLabels {
-			if obj.GetLabels()[k] != v {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// readSource reads the objects of a file (a ResourceList's items, or a plain stream) and
-// the rules the function reports per object ("Kind ns/name" → rule ids): from a results
-// file (a ResourceList's results or a list of results), or, for plain output,
-// `sparkui-fn validate --output json` on it.
-func readSource(t *testing.T, itemsPath, resultsPath string) ([]*yaml.RNode, map[string]map[string]bool) {
-	t.Helper()
-	src, err := os.ReadFile(itemsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var items []*yaml.RNode
-	if rl, err := yaml.Parse(string(src)); err == nil && rl.YNode().Kind == yaml.MappingNode && rl.GetKind() == "ResourceList" {
-		if its, _ := rl.Pipe(yaml.Lookup("items")); its != nil {
-			items, _ = its.Elements()
-		}
-	} else if items, err = (&kio.ByteReader{Reader: strings.NewReader(string(src)), OmitReaderAnnotations: true}).Read(); err != nil {
-		t.Fatalf("%s: %v", itemsPath, err)
-	}
-	want := map[string]map[string]bool{}
-	add := func(rule, kind, ns, name string) {
-		key := kind + " " + ns + "/" + name
-		if want[key] == nil {
-			want[key] = map[string]bool{}
-		}
-		want[key][rule] = true
-	}
-	if resultsPath == "" {
-		cmd := exec.Command("bin/sparkui-fn", "validate", "--output", "json", itemsPath[len("../"):])
-		cmd.Dir = root
-		out, _ := cmd.Output()
-		var rep struct {
-			Results []struct {
-				Rule        string `json:"rule"`
-				ResourceRef struct{ Kind, Name, Namespace string }
-			} `json:"results"`
-		}
-		if err := json.Unmarshal(out, &rep); err != nil {
-			t.Fatalf("sparkui-fn validate %s: %v", itemsPath, err)
-		}
-		for _, r := range rep.Results {
-			add(r.Rule, r.ResourceRef.Kind, r.ResourceRef.Namespace, r.ResourceRef.Name)
-		}
-		return items, want
-	}
-	rsrc, err := os.ReadFile(resultsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rn, err := yaml.Parse(string(rsrc))
-	if err != nil {
-		t.Fatalf("%s: %v", resultsPath, err)
-	}
-	if rn.YNode().Kind == yaml.MappingNode && rn.GetKind() == "ResourceList" {
-		rn, _ = rn.Pipe(yaml.Lookup("results"))
-	}
-	if rn == nil {
-		return items, want
-	}
-	results, _ := rn.Elements()
-	for _, r := range results {
-		rule, _ := r.GetString("tags.rule")
-		kind, _ := r.GetString("resourceRef.kind")
-		ns, _ := r.GetString("resourceRef.namespace")
-		name, _ := r.GetString("resourceRef.name")
-		add(rule, kind, ns, name)
-	}
-	return items, want
 }

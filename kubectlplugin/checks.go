@@ -125,29 +125,38 @@ func checks(ctx context.Context, cs kubernetes.Interface, a *uistate.App) (resul
 	return results, "", nil
 }
 
-// carrierObject is the carrier as the function reads it: a spark-submit Pod itself, or the
-// workload at the top of its controller chain; nil for an operator's resource.
+// carrierGetters GET each carrier kind the function reads from a live cluster (the kinds an
+// owner chain of a driver Pod ends in; uistate names the carrier "Kind/name"). The model's
+// decisions about these kinds stay in internal/app's adapters: this is only where to read them.
+var carrierGetters = map[string]func(ctx context.Context, cs kubernetes.Interface, ns, name string) (runtime.Object, error){
+	"Deployment": func(ctx context.Context, cs kubernetes.Interface, ns, name string) (runtime.Object, error) {
+		o, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		return typedOrErr(o, err, "apps/v1", "Deployment")
+	},
+	"StatefulSet": func(ctx context.Context, cs kubernetes.Interface, ns, name string) (runtime.Object, error) {
+		o, err := cs.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+		return typedOrErr(o, err, "apps/v1", "StatefulSet")
+	},
+	"Job": func(ctx context.Context, cs kubernetes.Interface, ns, name string) (runtime.Object, error) {
+		o, err := cs.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		return typedOrErr(o, err, "batch/v1", "Job")
+	},
+	"CronJob": func(ctx context.Context, cs kubernetes.Interface, ns, name string) (runtime.Object, error) {
+		o, err := cs.BatchV1().CronJobs(ns).Get(ctx, name, metav1.GetOptions{})
+		return typedOrErr(o, err, "batch/v1", "CronJob")
+	},
+}
+
+// carrierObject is the carrier as the function reads it: a spark-submit Pod itself (the Pod
+// is its own carrier when it carries Spark's application label), or the workload at the top
+// of its controller chain; nil for an operator's resource, which the plugin does not read.
 func carrierObject(ctx context.Context, cs kubernetes.Interface, a *uistate.App) (runtime.Object, error) {
 	kind, name, _ := strings.Cut(a.Carrier, "/")
-	ns := a.Namespace
-	switch kind {
-	case "Pod":
-		if a.IdentityKey != names.LabelAppSelector {
-			return nil, nil
-		}
+	if get := carrierGetters[kind]; get != nil {
+		return get(ctx, cs, a.Namespace, name)
+	}
+	if a.Pod != nil && a.Carrier == "Pod/"+a.Pod.Name && a.IdentityKey == names.LabelAppSelector {
 		return typed(a.Pod.DeepCopy(), "v1", "Pod"), nil
-	case "Deployment":
-		o, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-		return typedOrErr(o, err, "apps/v1", kind)
-	case "StatefulSet":
-		o, err := cs.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
-		return typedOrErr(o, err, "apps/v1", kind)
-	case "Job":
-		o, err := cs.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
-		return typedOrErr(o, err, "batch/v1", kind)
-	case "CronJob":
-		o, err := cs.BatchV1().CronJobs(ns).Get(ctx, name, metav1.GetOptions{})
-		return typedOrErr(o, err, "batch/v1", kind)
 	}
 	return nil, nil
 }

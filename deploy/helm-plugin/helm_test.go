@@ -42,6 +42,7 @@ const (
 var (
 	pkgOnce sync.Once
 	pkgDir  string
+	pkgLog  string
 	pkgErr  error
 )
 
@@ -54,25 +55,35 @@ func version(t testing.TB) string {
 	return strings.TrimSpace(string(b))
 }
 
-// packaged runs package.sh with the real helm once per test binary for this machine's platform
-// and returns the tarball.
-func packaged(t testing.TB) string {
+// packagedAll runs package.sh with the real helm once per test binary, for this machine's
+// platform and crossPlatform, and returns the output directory and package.sh's output.
+func packagedAll(t testing.TB) (dir, log string) {
 	t.Helper()
 	helm := helmtest.Require(t)
 	pkgOnce.Do(func() {
 		if pkgDir, pkgErr = os.MkdirTemp("", "sparkui-helm-plugin-"); pkgErr != nil {
 			return
 		}
+		c := crossPlatform()
 		cmd := exec.Command("bash", "package.sh")
-		cmd.Env = append(os.Environ(), "HELM="+helm, "OUT="+pkgDir, "PLATFORMS="+runtime.GOOS+"/"+runtime.GOARCH)
-		if out, err := cmd.CombinedOutput(); err != nil {
+		cmd.Env = append(os.Environ(), "HELM="+helm, "OUT="+pkgDir, "PLATFORMS="+runtime.GOOS+"/"+runtime.GOARCH+" "+c.os+"/"+c.arch)
+		out, err := cmd.CombinedOutput()
+		pkgLog = string(out)
+		if err != nil {
 			pkgErr = fmt.Errorf("package.sh: %v\n%s", err, out)
 		}
 	})
 	if pkgErr != nil {
 		t.Fatal(pkgErr)
 	}
-	return filepath.Join(pkgDir, runtime.GOOS+"-"+runtime.GOARCH, "sparkui-"+version(t)+".tgz")
+	return pkgDir, pkgLog
+}
+
+// packaged is the tarball package.sh made for this machine's platform.
+func packaged(t testing.TB) string {
+	t.Helper()
+	dir, _ := packagedAll(t)
+	return filepath.Join(dir, runtime.GOOS+"-"+runtime.GOARCH, "sparkui-"+version(t)+".tgz")
 }
 
 // installed is a fresh Helm home with the packaged plugin installed from its tarball.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -22,15 +23,52 @@ import (
 )
 
 // platforms are the packages make helm-plugin writes (package.sh's default PLATFORMS).
-var platforms = []struct {
-	os, arch string
-	elf      elf.Machine
-	macho    macho.Cpu
-}{
+var platforms = []platform{
 	{"linux", "amd64", elf.EM_X86_64, 0},
 	{"linux", "arm64", elf.EM_AARCH64, 0},
 	{"darwin", "amd64", 0, macho.CpuAmd64},
 	{"darwin", "arm64", 0, macho.CpuArm64},
+}
+
+// platform is one of platforms.
+type platform struct {
+	os, arch string
+	elf      elf.Machine
+	macho    macho.Cpu
+}
+
+// crossPlatform is the platform of platforms whose OS and architecture both differ from this
+// machine's. The tests build sparkui-fn for it and for this machine only: each cold cross
+// build of sparkui-fn compiles its whole dependency graph again (about 110 s of CPU, measured),
+// and the two cover both of fn's OS-specific file sets (helmstderr_linux.go,
+// helmstderr_other.go) and both architectures. `make helm-plugin` builds all four.
+func crossPlatform() platform {
+	for _, p := range platforms {
+		if p.os != runtime.GOOS && p.arch != runtime.GOARCH {
+			return p
+		}
+	}
+	panic("no platform of package.sh's default differs from " + runtime.GOOS + "/" + runtime.GOARCH + " in OS and architecture")
+}
+
+// TestPackageDefaultPlatforms: platforms is package.sh's default PLATFORMS, the packages a
+// release (make helm-plugin) writes.
+func TestPackageDefaultPlatforms(t *testing.T) {
+	b, err := os.ReadFile("package.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^PLATFORMS="\$\{PLATFORMS:-([^}]*)\}"$`).FindSubmatch(b)
+	var want []string
+	for _, p := range platforms {
+		want = append(want, p.os+"/"+p.arch)
+	}
+	if m == nil {
+		t.Fatal("package.sh sets no default PLATFORMS")
+	}
+	if string(m[1]) != strings.Join(want, " ") {
+		t.Errorf("package.sh's default PLATFORMS is %q, the tests know %q", m[1], strings.Join(want, " "))
+	}
 }
 
 // untar reads a .tgz into its entries' names (directories end in /) and regular files' bytes.
@@ -73,24 +111,21 @@ func untar(t *testing.T, path string) (names []string, files map[string][]byte, 
 }
 
 // TestPackage: package.sh (make helm-plugin) writes, with the real `helm plugin package`, one
-// tarball per platform named as Helm names it, holding sparkui/plugin.yaml with the VERSION and
-// that platform's one platformCommand, and that platform's sparkui-fn (checked by its ELF or
+// tarball per platform (here this machine's and crossPlatform) named as Helm names it,
+// holding sparkui/plugin.yaml with the VERSION and that platform's one platformCommand, and that platform's sparkui-fn (checked by its ELF or
 // Mach-O header). Helm refuses to install an unsigned tarball unless told --verify=false, then
 // lists the plugin as a postrenderer/v1.
 func TestPackage(t *testing.T) {
-	helm := helmtest.Require(t)
-	out := t.TempDir()
-	cmd := exec.Command("bash", "package.sh")
-	cmd.Env = append(os.Environ(), "HELM="+helm, "OUT="+out)
-	log, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("package.sh: %v\n%s", err, log)
-	}
+	out, log := packagedAll(t)
 	v := version(t)
+	cross := crossPlatform()
 	for _, p := range platforms {
+		if p != cross && (p.os != runtime.GOOS || p.arch != runtime.GOARCH) {
+			continue
+		}
 		t.Run(p.os+"-"+p.arch, func(t *testing.T) {
 			tgz := filepath.Join(out, p.os+"-"+p.arch, "sparkui-"+v+".tgz")
-			if !strings.Contains(string(log), "Successfully packaged plugin and saved it to: "+tgz) {
+			if !strings.Contains(log, "Successfully packaged plugin and saved it to: "+tgz) {
 				t.Errorf("helm plugin package did not report %s:\n%s", tgz, log)
 			}
 			names, files, modes := untar(t, tgz)
@@ -142,10 +177,7 @@ func TestPackage(t *testing.T) {
 		t.Errorf("helm plugin list:\n%s", list)
 	}
 	// Another platform's package installs (Helm does not look at platforms then) but cannot run.
-	other := "linux-arm64"
-	if runtime.GOARCH == "arm64" {
-		other = "linux-amd64"
-	}
+	other := cross.os + "-" + cross.arch
 	h2 := helmtest.NewHome(t)
 	h2.MustRun(t, "", nil, "plugin", "install", filepath.Join(out, other, "sparkui-"+v+".tgz"), "--verify=false")
 	r = h2.Run("", nil, "template", release, chart, "--post-renderer", "sparkui")
