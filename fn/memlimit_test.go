@@ -41,9 +41,9 @@ func TestSetMemoryLimit(t *testing.T) {
 	was := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(was) })
 	for _, tc := range []struct {
-		args           []string
+		args            []string
 		env, gomemlimit string
-		want           int64
+		want            int64
 	}{
 		{[]string{"--memory-limit=8Gi"}, "", "", (8 << 30) / 100 * 85},
 		{[]string{"validate", "--memory-limit", "2Gi", "in.yaml"}, "1Gi", "", (2 << 30) / 100 * 85},
