@@ -242,6 +242,11 @@ func matrixExplained(mc matrixCarrier, route string, f matrixFeature) string {
 	if p := f.config["routePathPrefix"]; p != "" && p != "/" && mc.kind == "workload" {
 		out = append(out, "SUI049 warning")
 	}
+	// A NodePort or LoadBalancer UI Service, or a route, publishes the UI; no feature here
+	// turns the kill links off or puts a filter in front (SUI064, docs/security.md).
+	if t := f.config["serviceType"]; t == "NodePort" || t == "LoadBalancer" || f.config["routeKind"] != "" {
+		out = append(out, "SUI064 warning")
+	}
 	_ = route
 	sort.Strings(out)
 	return strings.Join(out, "\n")

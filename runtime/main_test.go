@@ -97,6 +97,20 @@ func (s *syncBuf) String() string {
 	return s.b.String()
 }
 
+// podEnviron is this process's environment without the SPARKUI_* variables the test harness
+// sets (the Makefile exports SPARKUI_CACHE and SPARKUI_KUSTOMIZE for the tools): in a Pod the
+// runtime's environment is the container's, and it reports every SPARKUI_* name it does not
+// know (docs/runtime-contract.md), so a test must give it only the ones a test means.
+func podEnviron() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SPARKUI_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 func startProc(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
 	return startProcOf(t, binary, env, args...)
@@ -106,7 +120,7 @@ func startProc(t *testing.T, env []string, args ...string) *proc {
 func startProcOf(t *testing.T, bin string, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(podEnviron(), env...)
 	p := &proc{cmd: cmd, out: &syncBuf{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
@@ -154,8 +168,11 @@ func createEmitted(t *testing.T, c *testcluster.Cluster, ns, podName, svc, appID
 		t.Fatal(err)
 	}
 	if _, err := c.Client.CoreV1().Services(ns).Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: svc, Namespace: ns, Labels: svcLabels},
-		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: names.UIPortName, Port: 4040}}},
+		// The annotation every UI Service sparkui-fn writes carries (Flux's ssa IfNotPresent):
+		// the bind's status annotations go into that map in the same PATCH.
+		ObjectMeta: metav1.ObjectMeta{Name: svc, Namespace: ns, Labels: svcLabels,
+			Annotations: map[string]string{names.AnnotationFluxSSA: names.FluxSSAIfNotPresent}},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: names.UIPortName, Port: 4040}}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -100,9 +100,11 @@ func newSharedService(t *testing.T, owner string, typ ...corev1.ServiceType) *ap
 		t.Fatal(err)
 	}
 	svc := &corev1.Service{
+		// As sparkui-fn writes it: with Flux's ssa IfNotPresent annotation, so the status
+		// annotations go into an existing map in the bind's one PATCH.
 		ObjectMeta: metav1.ObjectMeta{Name: sharedService, Namespace: ns, Labels: map[string]string{
 			names.LabelManagedBy: names.ManagedByValue, labelApp: owner,
-		}},
+		}, Annotations: map[string]string{names.AnnotationFluxSSA: names.FluxSSAIfNotPresent}},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: names.UIPortName, Protocol: corev1.ProtocolTCP, Port: 4040}}},
 	}
 	if len(typ) > 0 {

@@ -417,7 +417,7 @@ func startRuntime(t *testing.T, c *testcluster.Cluster, pod *corev1.Pod, args []
 	runArgs := append(append([]string{}, args...), "--socket="+sock, "--install="+filepath.Join(shared, "sparkui-runtime"),
 		"--state-file="+filepath.Join(shared, "bound-port"), "--termination-log="+filepath.Join(shared, "termination-log"))
 	p := &runtimeProc{cmd: exec.Command(runtimeBin, runArgs...), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+c.KubeconfigFile(t, c.ServiceAccountConfig(t, pod.Namespace, "spark")),
+	p.cmd.Env = append(podEnviron(), "KUBECONFIG="+c.KubeconfigFile(t, c.ServiceAccountConfig(t, pod.Namespace, "spark")),
 		"POD_NAME="+pod.Name, "POD_NAMESPACE="+pod.Namespace, "POD_UID="+string(pod.UID))
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	if err := p.cmd.Start(); err != nil {
@@ -426,4 +426,17 @@ func startRuntime(t *testing.T, c *testcluster.Cluster, pod *corev1.Pod, args []
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() { _ = p.cmd.Process.Kill(); <-p.done })
 	return p, sock
+}
+
+// podEnviron is this process's environment without the SPARKUI_* variables the test harness
+// sets (the Makefile exports SPARKUI_CACHE and SPARKUI_KUSTOMIZE for the tools): the runtime
+// reports every SPARKUI_* name it does not know, and in a Pod it has only the container's.
+func podEnviron() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SPARKUI_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
