@@ -102,7 +102,7 @@ func tableRows(t *testing.T, text string) [][]string {
 				cur.WriteByte(l[i])
 			}
 		}
-		if cells[0] == "Key / behaviour" || cells[0] == "Behaviour" {
+		if cells[0] == "Key / behaviour" || cells[0] == "Behaviour" || cells[0] == "Id" {
 			continue // a header
 		}
 		rows = append(rows, cells)
@@ -110,7 +110,7 @@ func tableRows(t *testing.T, text string) [][]string {
 	return rows
 }
 
-var testRef = regexp.MustCompile("`([a-z][a-z0-9_/]*)\\.(Test[A-Za-z0-9_]+)(?:/([^`]+))?`")
+var testRef = regexp.MustCompile("`([a-z][a-z0-9_/-]*)\\.(Test[A-Za-z0-9_]+)(?:/([^`]+))?`")
 
 func testRefs(cell string) [][]string {
 	var out [][]string

@@ -15,6 +15,7 @@ import (
 // NewCert makes a self-signed certificate for the given hosts (IPs or names), generated on
 // each call so that no key is ever committed. It is its own CA: add Leaf to a pool to trust it
 // (a truststore, or ClientCAs for needClientAuth).
+// conformance: generated-certs
 func NewCert(cn string, hosts ...string) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 // redirect is Jetty's sendRedirect of path resolved against the request URL, or, with
 // spark.ui.proxyRedirectUri, ProxyRedirectHandler's <proxyRedirectUri><uiRoot><path>.
+// conformance: proxy-redirect-uri
 func (s *Server) redirect(w http.ResponseWriter, r *http.Request, path string) {
 	loc := "http://" + r.Host + path
 	if r.TLS != nil {
@@ -24,6 +25,7 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, path string) {
 }
 
 // filter answers like the configured filter; false when it refused the request.
+// conformance: filters
 func (s *Server) filter(w http.ResponseWriter, r *http.Request) bool {
 	switch s.opts.Filter {
 	case JWS: // ui/JWSFilter.scala
@@ -62,6 +64,7 @@ func (s *Server) filter(w http.ResponseWriter, r *http.Request) bool {
 // (baseRequest.getServerName: the Host header's host, an IPv6 one bracketed): JettyUtils
 // createRedirectHttpsHandler and createRedirectURI, 3.5 and 4.0. No filter runs there: the
 // redirect handler is Jetty's own ContextHandler, not one of the UI's servlet contexts.
+// conformance: redirect-connector
 type Redirector struct {
 	srv  *httptest.Server
 	Port int

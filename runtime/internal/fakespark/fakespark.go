@@ -32,6 +32,11 @@
 //     the plain connector that only redirects under SSL (connectors.go), a History Server's
 //     root page (history.go), the startup sequence (startup.go), and a JVM's faults: GC pauses
 //     and an exhausted thread pool (pause.go).
+//
+// Each behaviour of Spark modelled here or in cmd/fakespark-ui is marked "// conformance: <id>"
+// next to its code; docs/spark-conformance.md has one row per id (internal/docstest fails
+// otherwise), naming Spark's source and the test that pins it. A new behaviour gets a marker
+// and a row.
 package fakespark
 
 import (
@@ -129,8 +134,10 @@ type Options struct {
 	ProxyBase, ProxyRedirectURI string
 	// Startup, when set, is the sequence of states the UI goes through after Start, each
 	// held for its duration (the last one stays): see SparkStartup.
+	// conformance: slow-start
 	Startup []Phase
 	// Hang: accept connections and never answer (a UI thread pool exhausted).
+	// conformance: pool-exhausted
 	Hang bool
 	// TLSConfig, with TLS, is the HTTPS connector's (StartUI sets it from SSL); nil = Go's
 	// test certificate.
@@ -346,6 +353,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		// them): the root context's servlet, createRedirectHandler("/", "/jobs/") mapped at
 		// "/" (JettyUtils.createServletHandler), which Jetty's ContextHandlerCollection picks
 		// for any target without a longer context path.
+		// conformance: catch-all-redirect
 		s.redirect(w, r, "/jobs/")
 		return
 	}
@@ -366,6 +374,7 @@ func uiPage(path string) bool {
 }
 
 // uiRoot is UIUtils.uiRoot: spark.ui.proxyBase, else X-Forwarded-Context, else "".
+// conformance: proxy-base
 func (s *Server) uiRoot(r *http.Request) string {
 	if s.opts.ProxyBase != "" {
 		return s.opts.ProxyBase
@@ -381,6 +390,7 @@ func (s *Server) apps() []App {
 }
 
 // listed is an ApplicationInfo as the REST API writes it.
+// conformance: app-listing
 func listed(a App) map[string]any {
 	end, endEpoch := "1969-12-31T23:59:59.999GMT", int64(-1)
 	if a.Completed {
@@ -400,6 +410,7 @@ func listed(a App) map[string]any {
 
 // properties are the application's Spark properties, redacted as Utils.redact does: a value
 // is replaced when the regex finds a match in its key or in the value itself.
+// conformance: redaction
 func (s *Server) properties(a App) [][]string {
 	props := [][]string{
 		{"spark.app.id", a.ID},

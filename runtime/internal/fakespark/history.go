@@ -15,6 +15,7 @@ import (
 // how the runtime tells the two apart when a History Server lists one in-progress application.
 // /api and /static are their own contexts; /history/<id> is the loader servlet (not modelled:
 // 404 here as for an application it cannot load).
+// conformance: history-server
 func (s *Server) historyPage(w http.ResponseWriter, r *http.Request) bool {
 	if len(s.opts.History) == 0 || strings.HasPrefix(r.URL.Path, "/api/") || strings.HasPrefix(r.URL.Path, "/static/") {
 		return false

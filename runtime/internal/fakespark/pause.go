@@ -7,6 +7,7 @@ import "time"
 // received before the pause ends is answered only when it ends (or never, when the client
 // gives up first). Spark has no code for this, the JVM does; G1 or Parallel GC full pauses of
 // several seconds on a large driver heap are longer than the runtime's probe timeout.
+// conformance: gc-pause
 func (s *Server) Pause(d time.Duration) {
 	s.pausedUntil.Store(time.Now().Add(d).UnixNano())
 }

@@ -25,6 +25,7 @@ const DefaultMaxRetries = 16
 // is 0": a random port is retried too); only a bind collision (isBindCollision: a
 // BindException, EADDRINUSE) moves on, any other error ends it. The message after the last
 // collision is Spark's "Service '<name>' failed after N retries".
+// conformance: port-retries
 func BindPort(name string, port, maxRetries int, start func(port int) (bound int, err error)) error {
 	for offset := 0; ; offset++ {
 		try := 0
@@ -59,12 +60,14 @@ type SSL struct {
 	Cert tls.Certificate
 	// NeedClientAuth is spark.ssl.ui.needClientAuth: SslContextFactory.setNeedClientAuth, the
 	// handshake fails without a client certificate ClientCAs trusts (the truststore).
+	// conformance: client-auth
 	NeedClientAuth bool
 	ClientCAs      *x509.CertPool
 }
 
 // UI is a driver's UI server as JettyUtils.startJettyServer builds it: one Spark connector
 // and, with SSL, a second, plain connector that only redirects.
+// conformance: https-connector
 type UI struct {
 	*Server              // the connector serving the UI (HTTPS when SSL is on)
 	Redirect *Redirector // the plain connector of a TLS UI; nil without SSL
@@ -89,6 +92,7 @@ func (u *UI) Close() {
 // retries; then the plain connector at port with its own retries, which under SSL only
 // redirects to https://<request host>:<securePort><same path and query>
 // (createRedirectHttpsHandler).
+// conformance: dual-stack
 func StartUI(opts Options, host string, port, maxRetries int, ssl *SSL) (*UI, error) {
 	if host == "" {
 		host = "127.0.0.1"

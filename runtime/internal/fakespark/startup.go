@@ -14,6 +14,7 @@ type Phase struct {
 // SparkContext calls attachAllHandlers, which removes the init handler (404) and adds the
 // UI's contexts in SparkUI.initialize's order: the root redirect before the REST API (302 to
 // /jobs/ on /api/v1), then the REST API (ready; the environment stored a little later).
+// conformance: startup-sequence
 func SparkStartup(bare, startingUp, attaching, attachingAPI, envPending time.Duration) []Phase {
 	return []Phase{
 		{Bare, bare}, {StartingUp, startingUp}, {Attaching, attaching},

@@ -33,6 +33,7 @@ import (
 //     which the operator's probes and clients dial (connect/service/SparkConnectService.scala);
 //   - a container with no command (a notebook image's own entrypoint): Spark starts when the
 //     notebook creates a session, from the same defaults file.
+// conformance: start-commands
 
 // startArgs resolves how the process was started: the command's name and the arguments
 // spark-submit would see, or done=true when it was a command that only prints and exits.
@@ -111,6 +112,7 @@ func properties(args []string) map[string]string {
 // appID is what the UI lists: spark.app.id; else the id spark-submit gave a cluster-mode driver
 // ($SPARK_APPLICATION_ID); else the scheduler backend's own: local-<millis> with a local master
 // (LocalSchedulerBackend), spark-application-<millis> otherwise (SchedulerBackend's default).
+// conformance: app-id
 func appID(props map[string]string) string {
 	if id := props["spark.app.id"]; id != "" {
 		return id

@@ -29,6 +29,7 @@ func bindUI(opts fakespark.Options, port, retries int, ssl *fakespark.SSL) (*fak
 // needClientAuth fall back to spark.ssl.*, the port does not ("$ns.port" alone). The keystore
 // is a certificate generated at start (no key is committed); with needClientAuth the
 // truststore is $FAKESPARK_CLIENT_CA (a PEM file), else nothing, which refuses every client.
+// conformance: ssl-options
 func sslOptions(props map[string]string) (*fakespark.SSL, error) {
 	flag := func(k string) (bool, bool) {
 		v, err := strconv.ParseBool(props[k])

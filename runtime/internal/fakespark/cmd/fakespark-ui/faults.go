@@ -25,6 +25,7 @@ import (
 // And, every time: FAKESPARK_END_FILE=<path>: the application ends normally as above once the
 // file exists (the test creates it on the container's emptyDir from the node's side: the run
 // ends when the test says, not on a clock).
+// conformance: node-faults
 func startFaults(srv *fakespark.UI) {
 	if end := os.Getenv("FAKESPARK_END_FILE"); end != "" {
 		go func() {
@@ -71,6 +72,7 @@ func startFaults(srv *fakespark.UI) {
 }
 
 // exitNormally ends the application: the UI stops, then the driver exits 0.
+// conformance: stop-order
 func exitNormally(srv *fakespark.UI) {
 	// The tests time the withdrawal from this line (runtime/nodetest), so it comes first.
 	fmt.Printf("finished %d\n", time.Now().UnixNano())
