@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/internal/version"
 	"github.com/sparkui/sparkui/testkit/kubeflowtest"
 	"github.com/sparkui/sparkui/testkit/testcluster"
 )
@@ -124,17 +125,18 @@ func TestOperatorSubmitsResubmitsAndDeletes(t *testing.T) {
 		t.Errorf("states until the first submission: %v, want [SUBMITTED] (controller.go reconcileNewSparkApplication: New → submitSparkApplication → Submitted)", got)
 	}
 	oldImage := runtimeImage(t, first.pod)
-	if oldImage != "ghcr.io/sparkui/sparkui-runtime:0.1.0" {
+	if oldImage != version.RuntimeImage() {
 		t.Errorf("driver init container sparkui-runtime image %q: the template's was not used", oldImage)
 	}
 
 	// A sparkui upgrade: only the runtime image in the driver template changes.
+	const upgraded = "ghcr.io/sparkui/sparkui-runtime:contract-1.99"
 	app, err := c.Dynamic.Resource(appGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	inits, _, _ := unstructured.NestedSlice(app.Object, "spec", "driver", "template", "spec", "initContainers")
-	inits[0].(map[string]any)["image"] = "ghcr.io/sparkui/sparkui-runtime:0.2.0"
+	inits[0].(map[string]any)["image"] = upgraded
 	if err := unstructured.SetNestedSlice(app.Object, inits, "spec", "driver", "template", "spec", "initContainers"); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +154,7 @@ func TestOperatorSubmitsResubmitsAndDeletes(t *testing.T) {
 	if second.pod.UID == first.pod.UID {
 		t.Errorf("driver Pod %s kept its UID %s across the resubmission", second.pod.Name, first.pod.UID)
 	}
-	if img := runtimeImage(t, second.pod); img != "ghcr.io/sparkui/sparkui-runtime:0.2.0" {
+	if img := runtimeImage(t, second.pod); img != upgraded {
 		t.Errorf("resubmitted driver's sparkui-runtime image %q, want the new template's", img)
 	}
 	if _, err := c.Client.CoreV1().Pods(ns).Get(ctx, first.pod.Name, metav1.GetOptions{}); err == nil {
