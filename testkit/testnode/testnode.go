@@ -149,6 +149,7 @@ type Node struct {
 	sched    *proc
 	proxy    *proc
 	fwd      net.Listener
+	egress   net.Listener // the API server's CONNECT proxy to the node (egress.go)
 	fwdWG    sync.WaitGroup
 	watchdog *exec.Cmd
 	wdPipe   io.WriteCloser
@@ -189,7 +190,8 @@ func (p *proc) stop(grace time.Duration) {
 }
 
 // Start starts a control plane for the node (testcluster.Start with the API server's
-// certificate valid for the node's addresses, the ServiceAccount admission plugin on, and
+// certificate valid for the node's addresses, its connections to the node through the
+// harness (NodeEgress: egress.go), the ServiceAccount admission plugin on, and
 // NodeControllers), then the node, and waits until the Node is Ready. Everything stops in
 // t.Cleanup.
 func Start(t testing.TB, opts Options) *Node {
@@ -212,6 +214,7 @@ func Start(t testing.TB, opts Options) *Node {
 		ControllerManager: true,
 		Controllers:       append(append([]string{}, NodeControllers...), opts.Controllers...),
 		ServingIPs:        []string{KubernetesServiceIP, gw.String()},
+		NodeEgress:        true,
 		CRDDirectoryPaths: opts.CRDDirectoryPaths,
 		APIServerArgs: map[string][]string{
 			// envtest turns the ServiceAccount admission plugin off; a node's Pods need it
@@ -325,6 +328,9 @@ func start(c *testcluster.Cluster, pfx netip.Prefix, gw netip.Addr, opts Options
 		return n, err
 	}
 	if err := n.startForwarder(); err != nil {
+		return n, err
+	}
+	if err := n.startEgress(); err != nil {
 		return n, err
 	}
 	if err := n.startContainerd(); err != nil {
