@@ -143,7 +143,9 @@ func openForwards(t *testing.T, p *plugin, a *pluginApp) {
 		_, _ = io.Copy(io.Discard, stdout)
 	}()
 	go func() { exited <- cmd.Wait() }()
+	var stopped bool
 	stop := func() error {
+		stopped = true
 		_ = cmd.Process.Signal(syscall.SIGINT)
 		select {
 		case err := <-exited:
@@ -154,6 +156,13 @@ func openForwards(t *testing.T, p *plugin, a *pluginApp) {
 			return fmt.Errorf("still forwarding 10 s after SIGINT")
 		}
 	}
+	// A failed wait below ends the test: the forwarder goes, and what it said is logged.
+	defer func() {
+		if !stopped {
+			err := stop()
+			t.Logf("open %s stopped (%v); its stderr:\n%s", a.name, exitOf(err), errOut.String())
+		}
+	}()
 	var url string
 	select {
 	case url = <-lines:
