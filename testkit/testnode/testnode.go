@@ -25,9 +25,11 @@
 // through a forwarder the harness runs: a listener created inside the node's network
 // namespace at the gateway address and the API server's port, relaying to 127.0.0.1. The
 // API server advertises that address, so the `kubernetes` Service's endpoint is the
-// forwarder. kube-proxy (iptables mode, inside the namespace) makes every ClusterIP real,
-// that one included. Tests reach Pods and Services with Node.HTTPClient, whose sockets are
-// made in the node's namespace.
+// forwarder. The other way, the API server reaches the kubelet (logs, exec, port-forward)
+// through an HTTP CONNECT proxy the harness serves on a unix socket, which its egress
+// selector dials (egress.go). kube-proxy (iptables mode, inside the namespace) makes every
+// ClusterIP real, that one included. Tests reach Pods and Services with Node.HTTPClient,
+// whose sockets are made in the node's namespace.
 //
 // Stop (t.Cleanup) kills every process by PID (kubelet, kube-scheduler, containerd, its
 // shims, every process in the node's cgroups, the namespace holder), removes the cgroups
