@@ -207,12 +207,14 @@ func openForwards(t *testing.T, p *plugin, a *pluginApp) {
 // handedOff waits for a's run to end by itself and its Service to be handed off: the
 // redirector's selector, targetPort the redirector's port, the History link annotated; the
 // Service never routed to anything but the run, nothing, or the redirector.
-func handedOff(t *testing.T, n *testnode.Node, a *pluginApp) {
+func handedOff(t *testing.T, n *testnode.Node, a *pluginApp, ended time.Time) {
 	t.Helper()
 	ctx := testcluster.Context(t, 3*time.Minute)
 	redirector := map[string]string{"sparkui.dev/history-redirector": "true"}
+	var h uiState
 	testcluster.WaitFor(t, 2*time.Minute, a.name+" handed off", func() (bool, string) {
-		_, ok := a.tl.first(func(s uiState) bool { return equal(s.Selector, redirector) && s.TargetPort == "8080" })
+		var ok bool
+		h, ok = a.tl.first(func(s uiState) bool { return equal(s.Selector, redirector) && s.TargetPort == "8080" })
 		return ok, a.tl.String()
 	})
 	testcluster.WaitFor(t, time.Minute, a.name+"'s driver Pod Succeeded", func() (bool, string) {
@@ -222,6 +224,7 @@ func handedOff(t *testing.T, n *testnode.Node, a *pluginApp) {
 		}
 		return p.Status.Phase == corev1.PodSucceeded, podWhy(p)
 	})
+	t.Logf("%s: end of run → handed off %s, → Pod Succeeded %s", a.name, h.At.Sub(ended).Round(time.Millisecond), time.Since(ended).Round(time.Millisecond))
 	svc, err := n.Cluster.Client.CoreV1().Services(a.ns).Get(ctx, a.svc, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

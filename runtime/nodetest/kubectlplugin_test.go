@@ -2,6 +2,7 @@ package nodetest
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,6 +20,9 @@ type pluginApp struct {
 	run                    run // the bound run (zero for the one that never binds)
 	tl                     *uiTimeline
 }
+
+// endVolume is the emptyDir through which the test ends the handed-off Job's run.
+const endVolume = "fakespark-end"
 
 // reportJobs is the functionConfig of the two Jobs: ClusterIP, and the hand-off to the
 // History Server when the run ends.
@@ -40,8 +44,8 @@ spec:
 //   - analytics/wordcount: the spark-submit Pod (hostNetwork), bound;
 //   - platform/spark-connect: the Spark Connect Deployment, bound (its Pod in its own network
 //     namespace);
-//   - reports/monthly-report: the report Job with historyServer.url, whose application ends by
-//     itself: handed off to the History Server;
+//   - reports/monthly-report: the report Job with historyServer.url, whose application ends
+//     normally once its bind is checked: handed off to the History Server;
 //   - reports/stuck-report: the same Job under another name whose UI never proves itself
 //     (it answers "Spark is starting up" for an hour): never bound.
 //
@@ -83,8 +87,11 @@ func TestKubectlPluginOnNode(t *testing.T) {
 			// The Job's driver asks 4 CPUs and 8 GiB, more than this 2-CPU node has.
 			spec.Containers[0].Resources = corev1.ResourceRequirements{}
 			if o.GetName() == "monthly-report" {
-				// Long enough for its bind to be checked while the others start beside it.
-				setEnv(spec, spec.Containers[0].Name, "FAKESPARK_EXIT_AFTER", "45s")
+				// Its application ends when the test writes the file on this emptyDir from
+				// the node's side: right after its bind is checked, not on a clock.
+				spec.Volumes = append(spec.Volumes, corev1.Volume{Name: endVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+				spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: endVolume, MountPath: "/" + endVolume})
+				setEnv(spec, spec.Containers[0].Name, "FAKESPARK_END_FILE", "/"+endVolume+"/end-of-run")
 			} else {
 				setEnv(spec, spec.Containers[0].Name, "FAKESPARK_STARTUP", "1h")
 			}
@@ -106,10 +113,16 @@ func TestKubectlPluginOnNode(t *testing.T) {
 	create(t, n, all)
 
 	apps[handed].run = awaitRun(t, n, apps[handed].tl, apps[handed].ns, apps[handed].svc, "label:sparkui.dev/application="+handed, nil)
+	end := filepath.Join(n.Dir, "kubelet", "pods", string(apps[handed].run.pod.UID), "volumes", "kubernetes.io~empty-dir", endVolume, "end-of-run")
+	if err := writeFile(end); err != nil {
+		t.Fatalf("ending %s's run: %v", handed, err)
+	}
+	ended := time.Now()
 	apps[submit].run = awaitRun(t, n, apps[submit].tl, apps[submit].ns, apps[submit].svc, "metadata.name="+submit+"-driver", nil)
 	apps[connect].run = awaitRun(t, n, apps[connect].tl, apps[connect].ns, apps[connect].svc, "label:sparkui.dev/application="+connect, nil)
-	handedOff(t, n, apps[handed])
+	// By now the others have long bound: a UI that could be proven would have been.
 	stuckPod := neverBound(t, n, apps[stuck])
+	handedOff(t, n, apps[handed], ended)
 	t.Logf("four applications up (two bound, one handed off, one never bound) %s after the test's start", time.Since(started).Round(time.Second))
 
 	p := newPlugin(t, n)
