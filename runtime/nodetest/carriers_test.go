@@ -57,10 +57,7 @@ func startCarrierNode(t *testing.T) *testnode.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	imgs := []testnode.Image{{Ref: RuntimeImage, Name: "sparkui-runtime", Binary: rt}}
-	for _, ref := range carrierImages {
-		imgs = append(imgs, testnode.Image{Ref: ref, Name: "fakespark-ui", Binary: ui, Paths: standInPaths, Env: []string{"SPARK_HOME=/opt/spark"}})
-	}
+	imgs := append([]testnode.Image{{Ref: RuntimeImage, Name: "sparkui-runtime", Binary: rt}}, standIns(ui, carrierImages...)...)
 	// Stackable's product image keeps Spark under /stackable/spark (the operator runs
 	// /stackable/spark/bin/spark-submit: stackabletech/spark-k8s-operator
 	// rust/operator-binary/src/crd/mod.rs build_command); its driver, like every operator's, is
@@ -71,6 +68,16 @@ func startCarrierNode(t *testing.T) *testnode.Node {
 	imgs = append(imgs, testnode.Image{Ref: RuntimeImage2, Name: "sparkui-runtime", Binary: rt})
 	return testnode.Start(t, testnode.Options{Images: imgs, Controllers: workloadControllers,
 		CRDDirectoryPaths: []string{"../../testdata/assets/crds", "../../testdata/assets/crds-stackable"}})
+}
+
+// standIns is the stand-in UI ui under each of refs, with the paths and SPARK_HOME of
+// apache/spark's images, where the carriers' manifests run Spark.
+func standIns(ui []byte, refs ...string) []testnode.Image {
+	var imgs []testnode.Image
+	for _, ref := range refs {
+		imgs = append(imgs, testnode.Image{Ref: ref, Name: "fakespark-ui", Binary: ui, Paths: standInPaths, Env: []string{"SPARK_HOME=/opt/spark"}})
+	}
+	return imgs
 }
 
 // renderFiles runs the built function on the resources of files (paths from the repository

@@ -81,11 +81,23 @@ func startIn(binDir string, opts Options) (_ *Cluster, retErr error) {
 		Err:     apiLog,
 	}
 	if len(opts.ServingIPs) > 0 {
-		ca, err := writeServingCerts(certDir, opts.ServingIPs)
+		ca, caCert, caKey, err := writeServingCerts(certDir, opts.ServingIPs)
 		if err != nil {
 			return nil, fmt.Errorf("testcluster: %w", err)
 		}
 		apiServer.SecureServing.CA = ca
+		if opts.NodeEgress {
+			args, sock, err := writeNodeEgress(certDir, caCert, caKey)
+			if err != nil {
+				return nil, fmt.Errorf("testcluster: %w", err)
+			}
+			c.egressSock = sock
+			for name, values := range args {
+				apiServer.Configure().Set(name, values...)
+			}
+		}
+	} else if opts.NodeEgress {
+		return nil, fmt.Errorf("testcluster: Options.NodeEgress needs ServingIPs (the cluster's own CA signs the kubelet client certificate)")
 	}
 	for name, values := range opts.APIServerArgs {
 		apiServer.Configure().Set(name, values...)

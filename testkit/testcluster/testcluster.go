@@ -109,6 +109,13 @@ type Options struct {
 	// cluster's own CA signs that certificate, and the service-account signing key is
 	// written next to it (envtest makes both only when the directory holds no certificate).
 	ServingIPs []string
+	// NodeEgress sends the API server's connections to nodes (kubelets: logs, exec,
+	// port-forward; the proxy subresources) through an HTTP CONNECT proxy on the unix socket
+	// Cluster.NodeEgressSocket, which the caller serves (testkit/testnode, whose kubelet
+	// listens in a network namespace the API server cannot reach). The API server also
+	// presents a client certificate to kubelets, signed by the cluster's CA (which needs
+	// ServingIPs), in group system:masters, and addresses a Node by its InternalIP.
+	NodeEgress bool
 }
 
 func (o Options) controllers() []string {
@@ -130,6 +137,9 @@ func (o Options) key() string {
 	}
 	if len(o.ServingIPs) > 0 {
 		fmt.Fprintf(&b, " ips=%s", strings.Join(o.ServingIPs, ","))
+	}
+	if o.NodeEgress {
+		fmt.Fprintf(&b, " node-egress")
 	}
 	names := make([]string, 0, len(o.APIServerArgs))
 	for k := range o.APIServerArgs {
@@ -157,6 +167,7 @@ type Cluster struct {
 	Mapper meta.ResettableRESTMapper
 
 	dir        string // logs, kubeconfig, controller-manager certificates
+	egressSock string // Options.NodeEgress: the socket the API server dials nodes through
 	started    time.Time
 	startedFor time.Duration
 	kcm        *exec.Cmd

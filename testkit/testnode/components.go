@@ -128,7 +128,8 @@ func (n *Node) startContainerd() error {
 // kubeletConfig is the KubeletConfiguration: ports inside the node's network namespace,
 // cgroupfs under the node's own cgroup root, cgroup v1 allowed (failCgroupV1: false: this
 // machine has only v1 hierarchies), protectKernelDefaults (read the sysctls, never write
-// them), no image garbage collection and eviction thresholds low enough for a shared machine.
+// them), the API server's client certificate accepted (egress.go), no image garbage
+// collection and eviction thresholds low enough for a shared machine.
 func (n *Node) kubeletConfig() string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -142,6 +143,8 @@ authentication:
     enabled: false
   webhook:
     enabled: true
+  x509:
+    clientCAFile: %[5]s
 authorization:
   mode: Webhook
 cgroupDriver: cgroupfs
@@ -168,7 +171,7 @@ syncFrequency: 5s
 rotateCertificates: false
 serverTLSBootstrap: false
 registerNode: true
-`, n.Gateway, n.CgroupRoot, n.socket(), filepath.Join(n.Dir, "pod-logs"))
+`, n.Gateway, n.CgroupRoot, n.socket(), filepath.Join(n.Dir, "pod-logs"), n.clientCAFile())
 }
 
 func (n *Node) startKubelet() error {

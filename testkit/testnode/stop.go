@@ -176,10 +176,13 @@ func (n *Node) stop() error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	if n.egress != nil {
+		_ = n.egress.Close()
+	}
 	if n.fwd != nil {
 		_ = n.fwd.Close()
-		n.fwdWG.Wait()
 	}
+	n.fwdWG.Wait()
 	if n.holder != nil {
 		_ = n.holdPipe.Close()
 		select {

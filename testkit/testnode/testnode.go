@@ -25,9 +25,11 @@
 // through a forwarder the harness runs: a listener created inside the node's network
 // namespace at the gateway address and the API server's port, relaying to 127.0.0.1. The
 // API server advertises that address, so the `kubernetes` Service's endpoint is the
-// forwarder. kube-proxy (iptables mode, inside the namespace) makes every ClusterIP real,
-// that one included. Tests reach Pods and Services with Node.HTTPClient, whose sockets are
-// made in the node's namespace.
+// forwarder. The other way, the API server reaches the kubelet (logs, exec, port-forward)
+// through an HTTP CONNECT proxy the harness serves on a unix socket, which its egress
+// selector dials (egress.go). kube-proxy (iptables mode, inside the namespace) makes every
+// ClusterIP real, that one included. Tests reach Pods and Services with Node.HTTPClient,
+// whose sockets are made in the node's namespace.
 //
 // Stop (t.Cleanup) kills every process by PID (kubelet, kube-scheduler, containerd, its
 // shims, every process in the node's cgroups, the namespace holder), removes the cgroups
@@ -149,6 +151,7 @@ type Node struct {
 	sched    *proc
 	proxy    *proc
 	fwd      net.Listener
+	egress   net.Listener // the API server's CONNECT proxy to the node (egress.go)
 	fwdWG    sync.WaitGroup
 	watchdog *exec.Cmd
 	wdPipe   io.WriteCloser
@@ -189,7 +192,8 @@ func (p *proc) stop(grace time.Duration) {
 }
 
 // Start starts a control plane for the node (testcluster.Start with the API server's
-// certificate valid for the node's addresses, the ServiceAccount admission plugin on, and
+// certificate valid for the node's addresses, its connections to the node through the
+// harness (NodeEgress: egress.go), the ServiceAccount admission plugin on, and
 // NodeControllers), then the node, and waits until the Node is Ready. Everything stops in
 // t.Cleanup.
 func Start(t testing.TB, opts Options) *Node {
@@ -212,6 +216,7 @@ func Start(t testing.TB, opts Options) *Node {
 		ControllerManager: true,
 		Controllers:       append(append([]string{}, NodeControllers...), opts.Controllers...),
 		ServingIPs:        []string{KubernetesServiceIP, gw.String()},
+		NodeEgress:        true,
 		CRDDirectoryPaths: opts.CRDDirectoryPaths,
 		APIServerArgs: map[string][]string{
 			// envtest turns the ServiceAccount admission plugin off; a node's Pods need it
@@ -325,6 +330,9 @@ func start(c *testcluster.Cluster, pfx netip.Prefix, gw netip.Addr, opts Options
 		return n, err
 	}
 	if err := n.startForwarder(); err != nil {
+		return n, err
+	}
+	if err := n.startEgress(); err != nil {
 		return n, err
 	}
 	if err := n.startContainerd(); err != nil {

@@ -22,7 +22,8 @@ import (
 
 // TestNodeRunsPodAndLeavesNothing: a node on its own subnet registers and gets Ready, the
 // scheduler binds a Pod to it, the kubelet runs it through containerd and CNI (Running, an IP
-// of the node's subnet, the service-account token projected), and Stop leaves no process,
+// of the node's subnet, the service-account token projected), the API server reaches the
+// kubelet (pods/log), and Stop leaves no process,
 // namespace, cgroup or file behind.
 func TestNodeRunsPodAndLeavesNothing(t *testing.T) {
 	n := Start(t, Options{Subnet: "10.251.7.0/24"})
@@ -93,6 +94,12 @@ func TestNodeRunsPodAndLeavesNothing(t *testing.T) {
 		}
 		return v.GitVersion == testcluster.Version, v.GitVersion
 	})
+
+	// The API server reaches the kubelet (egress.go): pods/log is served by the kubelet,
+	// through the CONNECT proxy, with the API server's client certificate.
+	if _, err := c.Client.CoreV1().Pods(ns).GetLogs("idle", &corev1.PodLogOptions{}).DoRaw(ctx); err != nil {
+		t.Errorf("pods/log through the API server: %v", err)
+	}
 
 	holder := n.holder.cmd.Process.Pid
 	netns, _ := os.Readlink(n.netns)
