@@ -90,7 +90,8 @@ var tlsCases = []tlsCase{
 //     watch saw, no endpoint, no status annotation claiming bound), and the runtime's log and
 //     termination message give the TLS reason.
 func TestTLSOnNode(t *testing.T) {
-	n := startNode(t, "docker.io/apache/spark:3.5.3")
+	n := startNodeWith(t, testnode.Options{Controllers: []string{"job-controller"}}, []testnode.Image{imageDefaultsImage(t)},
+		"docker.io/apache/spark:3.5.3")
 	base := example(t, "spark-submit/manifests.yaml")
 	cfg := example(t, "spark-submit/fn-config.yaml")
 	for _, edit := range []string{"spark.ui.port=0\n", "containerPort: 0\n", "port: 0\n", "targetPort: 0\n", "hostNetwork: true\n", "dnsPolicy: ClusterFirstWithHostNet\n"} {
@@ -106,6 +107,7 @@ func TestTLSOnNode(t *testing.T) {
 	for _, tc := range tlsCases {
 		runs = append(runs, tlsStart(t, n, cfg, base, tc))
 	}
+	runs = append(runs, imageDefaultsStart(t, n))
 	for _, d := range runs {
 		t.Run(d.tc.name, func(t *testing.T) { tlsCheck(t, n, d) })
 	}
@@ -115,8 +117,12 @@ func TestTLSOnNode(t *testing.T) {
 type tlsDriver struct {
 	tc                  tlsCase
 	ns, pod, svc, appID string
-	tl                  *timeline
-	applied             time.Time
+	// job names the Job whose Pod is the driver (pod is then found once it exists).
+	job string
+	// uiPort is spark.ui.port (the redirect connector), httpsPort the HTTPS connector's.
+	uiPort, httpsPort string
+	tl                *timeline
+	applied           time.Time
 }
 
 // tlsStart renders the case's input, checks what the function wrote, and creates it.
@@ -164,18 +170,29 @@ func tlsStart(t *testing.T, n *testnode.Node, cfg, base string, tc tlsCase) *tls
 	tl := watchService(t, n, ns, svcName)
 	applied := time.Now()
 	create(t, n, objs)
-	return &tlsDriver{tc: tc, ns: ns, pod: podName, svc: svcName, appID: appID, tl: tl, applied: applied}
+	return &tlsDriver{tc: tc, ns: ns, pod: podName, svc: svcName, appID: appID, uiPort: tlsUIPort, httpsPort: tlsHTTPSPort, tl: tl, applied: applied}
 }
 
 // tlsCheck waits for the case's outcome.
 func tlsCheck(t *testing.T, n *testnode.Node, d *tlsDriver) {
 	ctx := testcluster.Context(t, 4*time.Minute)
-	tc, ns, podName, svcName, appID, tl, applied := d.tc, d.ns, d.pod, d.svc, d.appID, d.tl, d.applied
+	tc, ns, svcName, appID, tl, applied := d.tc, d.ns, d.svc, d.appID, d.tl, d.applied
+	if d.job != "" {
+		testcluster.WaitFor(t, 90*time.Second, "the Job's Pod", func() (bool, string) {
+			l, err := n.Cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + d.job})
+			if err != nil || len(l.Items) != 1 {
+				return false, fmt.Sprint(l, err)
+			}
+			d.pod = l.Items[0].Name
+			return true, ""
+		})
+	}
+	podName := d.pod
 
-	// The stand-in's own account of its connectors: HTTPS on 4445, the redirect on 4045.
+	// The stand-in's own account of its connectors: HTTPS, then the redirect.
 	m := logLine(t, n, ns, podName, "spark-kubernetes-driver", regexp.MustCompile(`https (\d+) redirect (\d+)`), 2*time.Minute)
-	if m[1] != tlsHTTPSPort || m[2] != tlsUIPort {
-		t.Fatalf("the UI serves HTTPS on %s and redirects on %s, want %s and %s", m[1], m[2], tlsHTTPSPort, tlsUIPort)
+	if m[1] != d.httpsPort || m[2] != d.uiPort {
+		t.Fatalf("the UI serves HTTPS on %s and redirects on %s, want %s and %s", m[1], m[2], d.httpsPort, d.uiPort)
 	}
 	var pod *corev1.Pod
 	testcluster.WaitFor(t, 60*time.Second, "the driver Pod's IP", func() (bool, string) {
@@ -187,7 +204,7 @@ func tlsCheck(t *testing.T, n *testnode.Node, d *tlsDriver) {
 		tlsBound(t, n, ctx, ns, svcName, appID, pod, tl, applied)
 		return
 	}
-	tlsRefused(t, n, ctx, ns, svcName, pod, tl, tc, applied)
+	tlsRefused(t, n, ctx, d, pod)
 }
 
 // tlsBound asserts the configured case: bound to the HTTPS connector, reachable over TLS.
@@ -226,8 +243,9 @@ func tlsBound(t *testing.T, n *testnode.Node, ctx context.Context, ns, svcName, 
 }
 
 // tlsRefused asserts an unbound case: the reason reported, nothing bound.
-func tlsRefused(t *testing.T, n *testnode.Node, ctx context.Context, ns, svcName string, pod *corev1.Pod, tl *timeline, tc tlsCase, applied time.Time) {
-	port := map[bool]string{true: tlsHTTPSPort, false: tlsUIPort}[tc.tls]
+func tlsRefused(t *testing.T, n *testnode.Node, ctx context.Context, d *tlsDriver, pod *corev1.Pod) {
+	tc, ns, svcName, tl, applied := d.tc, d.ns, d.svc, d.tl, d.applied
+	port := map[bool]string{true: d.httpsPort, false: d.uiPort}[tc.tls]
 	// A line of the container's log as the kubelet writes it: "<RFC 3339 time> stdout F <line>".
 	warn := regexp.MustCompile(`(?m)^(\S+) \S+ \S+ ([^\n]*TLS the runtime cannot verify; not bound: [^\n]*` + regexp.QuoteMeta(tc.reason) + `[^\n]*port=` + port + `)`)
 	m := logLine(t, n, ns, pod.Name, "sparkui-runtime", warn, 90*time.Second)
@@ -251,12 +269,12 @@ func tlsRefused(t *testing.T, n *testnode.Node, ctx context.Context, ns, svcName
 		// What the runtime saw on 4045: Jetty's redirect to the HTTPS connector.
 		c := n.HTTPClient(3 * time.Second)
 		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-		resp, err := c.Get("http://" + pod.Status.PodIP + ":" + tlsUIPort + "/api/v1/applications")
+		resp, err := c.Get("http://" + pod.Status.PodIP + ":" + d.uiPort + "/api/v1/applications")
 		if err != nil {
 			t.Fatalf("GET on the plain connector: %v", err)
 		}
 		resp.Body.Close()
-		if loc := "https://" + pod.Status.PodIP + ":" + tlsHTTPSPort + "/api/v1/applications"; resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != loc {
+		if loc := "https://" + pod.Status.PodIP + ":" + d.httpsPort + "/api/v1/applications"; resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != loc {
 			t.Errorf("the plain connector answered %d Location %q, want 302 to %s", resp.StatusCode, resp.Header.Get("Location"), loc)
 		}
 	}
