@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 
@@ -62,19 +63,19 @@ func (n *Node) ImportImage(img Image) error {
 	return nil
 }
 
-// withPaths adds a layer holding the binary at img.Paths (their directories made) and sets
-// img.Env in the config.
+// withPaths adds a layer holding the binary at img.Paths and img.Files (their directories
+// made) and sets img.Env in the config.
 func withPaths(built v1.Image, img Image) (v1.Image, error) {
-	if len(img.Paths) == 0 && len(img.Env) == 0 {
+	if len(img.Paths) == 0 && len(img.Env) == 0 && len(img.Files) == 0 {
 		return built, nil
 	}
-	if len(img.Paths) > 0 {
+	if len(img.Paths) > 0 || len(img.Files) > 0 {
 		var buf bytes.Buffer
 		tw := tar.NewWriter(&buf)
 		dirs := map[string]bool{}
-		for _, p := range img.Paths {
+		add := func(p string, mode int64, data []byte) error {
 			if !strings.HasPrefix(p, "/") {
-				return nil, fmt.Errorf("path %q is not absolute", p)
+				return fmt.Errorf("path %q is not absolute", p)
 			}
 			p = strings.TrimPrefix(filepath.Clean(p), "/")
 			var parents []string
@@ -84,13 +85,28 @@ func withPaths(built v1.Image, img Image) (v1.Image, error) {
 			}
 			for _, d := range parents {
 				if err := tw.WriteHeader(&tar.Header{Name: d + "/", Mode: 0o755, Typeflag: tar.TypeDir}); err != nil {
-					return nil, err
+					return err
 				}
 			}
-			if err := tw.WriteHeader(&tar.Header{Name: p, Mode: 0o755, Size: int64(len(img.Binary)), Typeflag: tar.TypeReg}); err != nil {
+			if err := tw.WriteHeader(&tar.Header{Name: p, Mode: mode, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+				return err
+			}
+			_, err := tw.Write(data)
+			return err
+		}
+		for _, p := range img.Paths {
+			if err := add(p, 0o755, img.Binary); err != nil {
 				return nil, err
 			}
-			if _, err := tw.Write(img.Binary); err != nil {
+		}
+		// Sorted: the same Files make the same layer.
+		files := make([]string, 0, len(img.Files))
+		for p := range img.Files {
+			files = append(files, p)
+		}
+		sort.Strings(files)
+		for _, p := range files {
+			if err := add(p, 0o644, []byte(img.Files[p])); err != nil {
 				return nil, err
 			}
 		}

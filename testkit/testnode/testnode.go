@@ -122,6 +122,9 @@ type Image struct {
 	Paths []string
 	// Env is the image's environment (KEY=value), as a Dockerfile's ENV sets it.
 	Env []string
+	// Files are more files of the image (absolute path → content, mode 0644), in the layer
+	// of Paths: e.g. the image's own $SPARK_HOME/conf/spark-defaults.conf.
+	Files map[string]string
 }
 
 // Node is a running node.

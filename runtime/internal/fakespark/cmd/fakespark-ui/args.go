@@ -20,7 +20,13 @@ import (
 //     `--conf k=v` and `--conf=k=v`, `--master`, `--name`, `--properties-file`), over the
 //     defaults file $SPARK_CONF_DIR/spark-defaults.conf (else $SPARK_HOME/conf/…), which
 //     spark-submit loads only without --properties-file (launcher/AbstractCommandBuilder.java
-//     getEffectiveConfig / loadPropertiesFile; java.util.Properties format);
+//     getEffectiveConfig / loadPropertiesFile; java.util.Properties format) or, from Spark 4.0
+//     (SPARK-48392), with the switch --load-spark-defaults, under the file's keys
+//     (deploy/SparkSubmitArguments.scala mergeDefaultSparkProperties: --conf, then the file's
+//     missing keys, then Utils.getDefaultPropertiesFile's missing keys). spark-submit's own
+//     Kubernetes driver Pod never reads an image's defaults file: it is started with
+//     --properties-file and no switch, and its ConfigMap is mounted over $SPARK_CONF_DIR
+//     (resource-managers/kubernetes/…/submit/KubernetesClientApplication.scala Client.run);
 //   - bash -c '<line>': kubeflow's SparkConnect server container runs its start line through
 //     bash (kubeflow/spark-operator internal/controller/sparkconnect/reconciler.go,
 //     options.go buildStartConnectServerArgs); the line is split into words with '…' and "…"
@@ -60,9 +66,13 @@ func startArgs(argv []string) (cmd string, args []string, done bool) {
 func properties(args []string) map[string]string {
 	props := map[string]string{}
 	confs := map[string]string{}
-	propsFile := ""
+	propsFile, loadDefaults := "", false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		if a == "--load-spark-defaults" { // a switch: no value follows
+			loadDefaults = true
+			continue
+		}
 		opt, val, inline := strings.Cut(a, "=")
 		if !inline && i+1 < len(args) {
 			val = args[i+1]
@@ -88,20 +98,35 @@ func properties(args []string) map[string]string {
 			confs["spark.app.name"] = val
 		}
 	}
-	file := propsFile
-	if file == "" {
-		dir := os.Getenv("SPARK_CONF_DIR")
-		if dir == "" {
-			dir = filepath.Join(envOr("SPARK_HOME", "/opt/spark"), "conf")
-		}
-		file = filepath.Join(dir, "spark-defaults.conf")
+	// Utils.getDefaultPropertiesFile: $SPARK_CONF_DIR, else $SPARK_HOME/conf.
+	dir := os.Getenv("SPARK_CONF_DIR")
+	if dir == "" {
+		dir = filepath.Join(envOr("SPARK_HOME", "/opt/spark"), "conf")
 	}
-	if data, err := os.ReadFile(file); err == nil {
-		if props, err = sparkconf.Parse(string(data)); err != nil {
+	var files []string
+	if propsFile != "" {
+		files = append(files, propsFile)
+	}
+	if propsFile == "" || loadDefaults {
+		files = append(files, filepath.Join(dir, "spark-defaults.conf"))
+	}
+	for i, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			if i == 0 && propsFile != "" {
+				fail(err)
+			}
+			continue // a missing defaults file is no error
+		}
+		got, err := sparkconf.Parse(string(data))
+		if err != nil {
 			fail(err)
 		}
-	} else if propsFile != "" {
-		fail(err)
+		for k, v := range got {
+			if _, ok := props[k]; !ok {
+				props[k] = v
+			}
+		}
 	}
 	for k, v := range confs {
 		props[k] = v

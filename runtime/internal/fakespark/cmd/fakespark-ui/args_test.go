@@ -62,4 +62,13 @@ func TestProperties(t *testing.T) {
 	if !reflect.DeepEqual(p, map[string]string{"spark.app.id": "spark-1"}) || appID(p) != "spark-1" {
 		t.Errorf("--properties-file replaces the defaults file: %v", p)
 	}
+	// Spark 4.0's switch: the defaults file under the properties file, --conf over both.
+	if err := os.WriteFile(props, []byte("spark.app.id=spark-1\nspark.ui.port=4050\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p = properties([]string{"driver", "--properties-file", props, "--load-spark-defaults", "--conf", "spark.app.name=cli"})
+	want = map[string]string{"spark.app.id": "spark-1", "spark.ui.port": "4050", "spark.master": "k8s://https://x", "spark.app.name": "cli"}
+	if !reflect.DeepEqual(p, want) {
+		t.Errorf("--load-spark-defaults: %v, want %v", p, want)
+	}
 }
