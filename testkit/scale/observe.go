@@ -12,9 +12,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/sparkui/sparkui/internal/names"
 )
@@ -30,59 +31,46 @@ type observer struct {
 	slices    map[string]map[string]int // UI Service → slice name → ready endpoints now
 	appOf     map[string]string         // UI Service → application id
 	peak      map[string]int            // UI Service → most ready endpoints seen at once
+	endpoint  map[string]time.Time      // UI Service → first seen with a ready endpoint
 }
 
 func newObserver(apps []App) *observer {
 	o := &observer{bound: map[string]time.Time{}, withdrawn: map[string]time.Time{}, sliceEvts: map[string]int{},
-		slices: map[string]map[string]int{}, appOf: map[string]string{}, peak: map[string]int{}}
+		slices: map[string]map[string]int{}, appOf: map[string]string{}, peak: map[string]int{}, endpoint: map[string]time.Time{}}
 	for _, a := range apps {
 		o.appOf[a.UIService()] = a.AppID
 	}
 	return o
 }
 
-// run watches until ctx ends. A watch that closes is opened again from the last version seen.
-func (o *observer) run(ctx context.Context, cs kubernetes.Interface, ns string, started chan<- struct{}) {
-	svcW, err := cs.CoreV1().Services(ns).Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		close(started)
-		return
-	}
-	sliceW, err := cs.DiscoveryV1().EndpointSlices(ns).Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		svcW.Stop()
-		close(started)
-		return
-	}
-	close(started)
-	go o.loop(ctx, svcW, func(e watch.Event) {
-		if s, ok := e.Object.(*corev1.Service); ok {
-			o.service(s)
-		}
+// run keeps an informer on the namespace's Services and one on its EndpointSlices until ctx
+// ends (client-go's Reflector lists again and resumes when a watch closes, which a loaded API
+// server does), and closes synced once both have listed.
+func (o *observer) run(ctx context.Context, cs kubernetes.Interface, ns string, synced chan<- struct{}) {
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
+	svc := f.Core().V1().Services().Informer()
+	_, _ = svc.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { o.service(obj) },
+		UpdateFunc: func(_, obj any) { o.service(obj) },
 	})
-	o.loop(ctx, sliceW, func(e watch.Event) {
-		if s, ok := e.Object.(*discoveryv1.EndpointSlice); ok {
-			o.slice(e.Type, s)
-		}
+	sl := f.Discovery().V1().EndpointSlices().Informer()
+	_, _ = sl.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { o.slice(watch.Added, obj) },
+		UpdateFunc: func(_, obj any) { o.slice(watch.Modified, obj) },
+		DeleteFunc: func(obj any) { o.slice(watch.Deleted, obj) },
 	})
+	f.Start(ctx.Done())
+	f.WaitForCacheSync(ctx.Done())
+	close(synced)
+	<-ctx.Done()
+	f.Shutdown()
 }
 
-func (o *observer) loop(ctx context.Context, w watch.Interface, f func(watch.Event)) {
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case e, ok := <-w.ResultChan():
-			if !ok {
-				return
-			}
-			f(e)
-		}
+func (o *observer) service(obj any) {
+	s, ok := obj.(*corev1.Service)
+	if !ok {
+		return
 	}
-}
-
-func (o *observer) service(s *corev1.Service) {
 	now := time.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -98,7 +86,14 @@ func (o *observer) service(s *corev1.Service) {
 	}
 }
 
-func (o *observer) slice(t watch.EventType, s *discoveryv1.EndpointSlice) {
+func (o *observer) slice(t watch.EventType, obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	s, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok {
+		return
+	}
 	svc := s.Labels[discoveryv1.LabelServiceName]
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -125,6 +120,16 @@ func (o *observer) slice(t watch.EventType, s *discoveryv1.EndpointSlice) {
 		total += r
 	}
 	o.peak[svc] = max(o.peak[svc], total)
+	if _, seen := o.endpoint[svc]; !seen && total > 0 {
+		o.endpoint[svc] = time.Now()
+	}
+}
+
+// endpointAt is when the UI Service's EndpointSlices first held a ready endpoint.
+func (o *observer) endpointAt(svc string) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.endpoint[svc]
 }
 
 // endpoints is the number of ready endpoints the UI Service's slices hold now.

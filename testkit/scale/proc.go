@@ -26,13 +26,13 @@ type pod struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 
-	mu                sync.Mutex
-	started, ready    time.Time // the process started; the UI said "ready"
-	sigterm           time.Time
-	uiPID, runtimePID int
-	tail              []string // the last lines, for failures
-	runtimeCPU        time.Duration
-	runtimeRSS        int64 // bytes
+	mu                      sync.Mutex
+	started, ready          time.Time // the process started; the UI said "ready"
+	sigterm                 time.Time
+	uiPID, runtimePID       int
+	tail                    []string // the last lines, for failures
+	runtimeCPU              time.Duration
+	runtimeRSS, runtimeAnon int64 // bytes: resident, and the anonymous part of it
 }
 
 // podSpec is what starting one application needs.
@@ -149,8 +149,9 @@ func (p *pod) sample() {
 	if err != nil {
 		return
 	}
+	anon := statusKB(pid, "RssAnon")
 	p.mu.Lock()
-	p.runtimeCPU, p.runtimeRSS = cpu, rss
+	p.runtimeCPU, p.runtimeRSS, p.runtimeAnon = cpu, rss, anon
 	p.mu.Unlock()
 }
 
@@ -186,14 +187,16 @@ func procStat(pid int) (time.Duration, int64, error) {
 	return cpu, rssPages * int64(os.Getpagesize()), nil
 }
 
-// peakRSS is pid's high-water resident set (VmHWM), in bytes.
-func peakRSS(pid int) int64 {
+// statusKB is a kB field of /proc/<pid>/status (VmHWM: the peak resident set; RssAnon: the
+// resident memory that is the process's own, without the binary's pages that every process
+// of one binary shares), in bytes.
+func statusKB(pid int, field string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return kb << 10
 		}

@@ -50,6 +50,8 @@ func (r *Result) Report(label string) string {
 	fmt.Fprintf(&b, "### %s: N = %d, load average at the end %.2f %.2f %.2f, %s\n\n", label, r.N, r.Load[0], r.Load[1], r.Load[2], r.Ended.UTC().Format(time.RFC3339))
 	fmt.Fprintf(&b, "| what | p50 | p99 | max |\n|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| bind after UI ready | %s | %s | %s |\n", ms(bp50), ms(bp99), ms(bmax))
+	ep50, ep99, emax := Quantiles(r.Endpoint)
+	fmt.Fprintf(&b, "| EndpointSlice holds the Pod after the bind | %s | %s | %s |\n", ms(ep50), ms(ep99), ms(emax))
 	fmt.Fprintf(&b, "| withdraw after SIGTERM | %s | %s | %s |\n\n", ms(wp50), ms(wp99), ms(wmax))
 
 	maxes, means := r.PerApp()
@@ -69,10 +71,11 @@ func (r *Result) Report(label string) string {
 	fmt.Fprintf(&b, "| **all** | %.2f | |\n\n", total)
 
 	var cpu time.Duration
-	var rss, rssMax int64
+	var rss, rssMax, anon int64
 	for i := range r.RuntimeCPU {
 		cpu += r.RuntimeCPU[i]
 		rss += r.RuntimeRSS[i]
+		anon += r.RuntimeAnon[i]
 		rssMax = max(rssMax, r.RuntimeRSS[i])
 	}
 	n := float64(max(r.N, 1))
@@ -84,5 +87,6 @@ func (r *Result) Report(label string) string {
 	fmt.Fprintf(&b, "| EndpointSlice events per application (bind + withdrawal) | %.2f |\n", float64(r.SliceEvents)/n)
 	fmt.Fprintf(&b, "| runtime CPU per process, start to all bound | %.1f ms (mean) |\n", float64(cpu.Microseconds())/1000/n)
 	fmt.Fprintf(&b, "| runtime RSS per process, all bound | %.1f MiB mean, %.1f MiB max |\n", float64(rss)/n/(1<<20), float64(rssMax)/(1<<20))
+	fmt.Fprintf(&b, "| runtime anonymous RSS per process (its own memory; the binary's pages are shared) | %.1f MiB mean |\n", float64(anon)/n/(1<<20))
 	return b.String()
 }

@@ -33,6 +33,7 @@ type Config struct {
 type Result struct {
 	N              int
 	Bind, Withdraw []time.Duration // per application: bound after UI-ready, withdrawn after SIGTERM
+	Endpoint       []time.Duration // per application: its EndpointSlice holds the Pod after the bind
 	Requests       map[string]Requests
 	SliceEvents    int           // EndpointSlice events of the UI Services over the run
 	APIServerCPU   time.Duration // over the run, from the first start to the last exit
@@ -40,6 +41,7 @@ type Result struct {
 	APIServerPeak  int64         // VmHWM at the end
 	RuntimeCPU     []time.Duration
 	RuntimeRSS     []int64
+	RuntimeAnon    []int64        // RssAnon: the memory each runtime adds
 	LeftBound      []string       // UI Services still selecting their application at the end
 	SliceEndpoints map[string]int // UI Service → ready endpoints at the end
 	SlicePeak      map[string]int // UI Service → most ready endpoints at once
@@ -148,6 +150,7 @@ func Run(t testing.TB, c *testcluster.Cluster, audit string, bins Bins, ns strin
 		t.Fatal(startErr)
 	}
 
+	t.Logf("%s: %d applications started in %s", ns, cfg.N, time.Since(r.Started).Round(time.Millisecond))
 	// Phase 1: every application bound.
 	waitAll(t, cfg.Timeout, "every application bound", func() []string {
 		var missing []string
@@ -162,6 +165,19 @@ func Run(t testing.TB, c *testcluster.Cluster, audit string, bins Bins, ns strin
 		p.sample()
 	}
 
+	t.Logf("%s: every application bound %s after the first start", ns, time.Since(r.Started).Round(time.Millisecond))
+	// An application runs for a while: its UI Service's EndpointSlice gets the Pod's address
+	// (the EndpointSlice controller's work) before it ends.
+	waitAll(t, cfg.Timeout, "every UI Service's EndpointSlice to hold its Pod", func() []string {
+		var missing []string
+		for _, p := range running {
+			if obs.endpointAt(p.app.UIService()).IsZero() {
+				missing = append(missing, p.app.UIService())
+			}
+		}
+		return missing
+	}, running)
+	t.Logf("%s: every EndpointSlice filled %s after the first start", ns, time.Since(r.Started).Round(time.Millisecond))
 	// Phase 2: the end, a burst of SIGTERMs.
 	for _, p := range running {
 		go p.term()
@@ -182,16 +198,19 @@ func Run(t testing.TB, c *testcluster.Cluster, audit string, bins Bins, ns strin
 		return missing
 	}, running)
 	r.Ended = time.Now()
+	t.Logf("%s: every application withdrawn and ended %s after the first start", ns, r.Ended.Sub(r.Started).Round(time.Millisecond))
 	apiCPU1, apiRSS, _ := procStat(apiPID)
-	r.APIServerCPU, r.APIServerRSS, r.APIServerPeak = apiCPU1-apiCPU0, apiRSS, peakRSS(apiPID)
+	r.APIServerCPU, r.APIServerRSS, r.APIServerPeak = apiCPU1-apiCPU0, apiRSS, statusKB(apiPID, "VmHWM")
 
 	for _, p := range running {
 		b, w := obs.times(p.app.UIService())
 		p.mu.Lock()
 		r.Bind = append(r.Bind, b.Sub(p.ready))
 		r.Withdraw = append(r.Withdraw, w.Sub(p.sigterm))
+		r.Endpoint = append(r.Endpoint, obs.endpointAt(p.app.UIService()).Sub(b))
 		r.RuntimeCPU = append(r.RuntimeCPU, p.runtimeCPU)
 		r.RuntimeRSS = append(r.RuntimeRSS, p.runtimeRSS)
+		r.RuntimeAnon = append(r.RuntimeAnon, p.runtimeAnon)
 		if p.ready.IsZero() {
 			r.FailedToBind = append(r.FailedToBind, p.app.UIService()+": the UI never said ready")
 		}
