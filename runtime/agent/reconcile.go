@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sparkui/sparkui/internal/names"
@@ -200,7 +201,7 @@ func (a *Agent) failed(ctx context.Context, r *retrying, err error) time.Duratio
 	level := slog.LevelError
 	switch f.Kind {
 	case binder.Transient:
-		delay = r.transient.Step()
+		delay = retryDelay(r.transient.Step(), err)
 		level = slog.LevelWarn
 	case binder.NotFound:
 		if r.notFound.IsZero() {
@@ -227,6 +228,19 @@ func (a *Agent) failed(ctx context.Context, r *retrying, err error) time.Duratio
 		a.log.Debug("API request failed", "kind", f.Kind.String(), "retry_in", delay.Round(time.Millisecond))
 	}
 	return delay
+}
+
+// retryDelay is the wait before retrying a transient failure: the backoff's step, but never
+// less than the delay the API server asked for (a 429's or 503's Retry-After, carried in its
+// Status as details.retryAfterSeconds), spread by up to half of it so that the runtimes it
+// refused together do not come back together.
+func retryDelay(step time.Duration, err error) time.Duration {
+	if s, ok := apierrors.SuggestsClientDelay(err); ok && s > 0 {
+		if floor := time.Duration(s) * time.Second; step < floor {
+			return wait.Jitter(floor, 0.5)
+		}
+	}
+	return step
 }
 
 // forever is a sleepOrKick delay that only a kick or the end of ctx interrupts.

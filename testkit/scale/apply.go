@@ -57,7 +57,7 @@ func Apply(t testing.TB, c *testcluster.Cluster, out []byte, parallel int) map[s
 	}
 	wg.Wait()
 	if len(errs) > 0 {
-		t.Fatalf("creating the rendered objects: %s", strings.Join(errs, "; "))
+		t.Fatalf("creating the rendered objects: %d failed, e.g. %s", len(errs), strings.Join(errs[:min(5, len(errs))], "; "))
 	}
 	return pods
 }

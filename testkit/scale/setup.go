@@ -84,7 +84,11 @@ func Cluster(t testing.TB, extraArgs map[string][]string) (*testcluster.Cluster,
 		t.Fatal(err)
 	}
 	log := filepath.Join(dir, "audit.log")
-	args := map[string][]string{"audit-policy-file": {policy}, "audit-log-path": {log}, "audit-log-mode": {"blocking"}}
+	// envtest's Service range, 10.0.0.0/24, holds 254 ClusterIPs, one per application (its UI
+	// Service; the driver's headless Service takes none): the 254th failed "range is full". A
+	// /16 holds 65,534.
+	args := map[string][]string{"audit-policy-file": {policy}, "audit-log-path": {log}, "audit-log-mode": {"blocking"},
+		"service-cluster-ip-range": {"10.0.0.0/16"}}
 	for k, v := range extraArgs {
 		args[k] = v
 	}
