@@ -249,13 +249,14 @@ bench-rss: $(BENCHSTAT)
 # network namespace of its own) against the test control plane with kube-controller-manager,
 # started in a burst and then N more in a trickle (one every INTERVAL), each run ended by a
 # burst of SIGTERMs; prints the tables of docs/performance.md "At scale" (and writes them to
-# scale.out). Its 50-application form, TestScaleSmall, runs in `make test`. Runs as root (or
+# scale.out; STARTS=burst runs the burst alone). Its 50-application form, TestScaleSmall, runs in `make test`. Runs as root (or
 # with unprivileged user namespaces); N=1000 needs about 3,000 processes.
 N ?= 100
 INTERVAL ?= 50ms
+STARTS ?= burst,trickle
 scale: control-plane
 	go test -tags scale -count=1 -timeout 90m -run '^TestScale$$' -v ./testkit/scale \
-	  -args -scale.n=$(N) -scale.interval=$(INTERVAL) -scale.out=$(CURDIR)/scale.out
+	  -args -scale.n=$(N) -scale.interval=$(INTERVAL) -scale.starts=$(STARTS) -scale.out=$(CURDIR)/scale.out
 
 # One multi-platform image per binary (an OCI image index over PLATFORMS), each an OCI layout
 # tarball in IMAGE_OUT; the command prints each tarball and its index digest. REVISION (the

@@ -37,3 +37,27 @@ func TestRetryDelay(t *testing.T) {
 		t.Errorf("no suggested delay: %s, want the step", d)
 	}
 }
+
+// TestBeforeDeadline: while a withdrawal for good is waited for, a retry that would come after
+// half of the time left is brought forward to a quarter to a half of it (jittered), so that
+// the withdrawal is tried again before the preStop hook or SIGTERM stops waiting; a short
+// delay, or no deadline left, is kept.
+func TestBeforeDeadline(t *testing.T) {
+	seen := map[time.Duration]bool{}
+	for i := 0; i < 100; i++ {
+		d := beforeDeadline(6600*time.Millisecond, 6400*time.Millisecond) // testkit/scale, 500 applications
+		if d < 1600*time.Millisecond || d > 3200*time.Millisecond {
+			t.Fatalf("a 6.6s retry with 6.4s left: %s, want 1.6s..3.2s", d)
+		}
+		seen[d] = true
+	}
+	if len(seen) < 50 {
+		t.Errorf("100 delays, %d distinct: not jittered", len(seen))
+	}
+	if d := beforeDeadline(time.Second, 8*time.Second); d != time.Second {
+		t.Errorf("a 1s retry with 8s left: %s, want it kept", d)
+	}
+	if d := beforeDeadline(3*time.Second, 0); d != 3*time.Second {
+		t.Errorf("no time left: %s, want the delay kept", d)
+	}
+}

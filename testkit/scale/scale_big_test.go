@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -17,6 +18,7 @@ var (
 	scaleInterval = flag.Duration("scale.interval", 50*time.Millisecond, "the trickle's interval between two starts")
 	scaleStartup  = flag.Duration("scale.startup", 2*time.Second, "how long each stand-in UI answers \"starting up\"")
 	scaleOut      = flag.String("scale.out", "", "also write the report to this file")
+	scaleStarts   = flag.String("scale.starts", "burst,trickle", "which runs: burst, trickle or both")
 )
 
 // TestScale runs N applications started in a burst, then N more in a steady trickle, on one
@@ -31,6 +33,9 @@ func TestScale(t *testing.T) {
 		name     string
 		interval time.Duration
 	}{{"burst", 0}, {fmt.Sprintf("trickle (one start every %s)", *scaleInterval), *scaleInterval}} {
+		if !strings.Contains(*scaleStarts, strings.Fields(run.name)[0]) {
+			continue
+		}
 		ns := "scale-burst"
 		first := 0
 		if run.interval > 0 {

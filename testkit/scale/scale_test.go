@@ -23,11 +23,13 @@ func TestScaleSmall(t *testing.T) {
 
 // The bound on a runtime's requests over a life: patches of its own Service only, 2 or 3 of
 // them answered 2xx (the bind, the withdrawal, and one more when a timed-out patch had been
-// applied before its retry), and at most maxRefused answered 429 or 5xx, each retried after a
-// jittered backoff (a runtime that polled, or retried without backing off, exceeds it).
+// applied before its retry), and at most maxRefused answered 429 or 5xx: the runtime's
+// backoff (200 ms doubling to 10 s, jittered, never sooner than Retry-After) makes about ten
+// attempts in a minute of refusals, where one that polled or retried without backing off
+// would make hundreds.
 const (
 	maxApplied = 3
-	maxRefused = 3
+	maxRefused = 10
 )
 
 // checkGoals asserts what must hold at every size.
