@@ -29,7 +29,7 @@ RUNTIME_CONTRACT := $(shell sed -n 's/^const RuntimeContract = "\(.*\)"$$/\1/p' 
 RUNTIME_TAG := contract-$(RUNTIME_CONTRACT)
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help setup kubernetes build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane helm helm-plugin kubectl-plugin fmt-check vet lint clean image image-tar cmp-image-tar flux spark-operator
+.PHONY: help setup kubernetes build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane helm helm-plugin kubectl-plugin fmt-check vet lint clean image image-tar cmp-image-tar flux spark-operator scale
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
@@ -42,6 +42,7 @@ help:
 	@echo "make lint           staticcheck (built once per machine into $(CACHE)/bin)"
 	@echo "make bench          benchmarks (compare runs with benchstat)"
 	@echo "make bench-start    process start: the built binary on one application vs a no-op kyaml function"
+	@echo "make scale          N applications (default 100) against the test control plane, in a burst then a trickle (INTERVAL), ended by a burst of SIGTERMs; tables for docs/performance.md (not in make test)"
 	@echo "make bench-rss      peak memory: the built binary on 1,000 and 5,000 kubeflow applications vs a no-op kyaml function"
 	@echo "make tools          build the kustomize CLI, the control plane, the node (kubelet, kube-scheduler, kube-proxy), Traefik, the distribution registry, crane, helm, the Flux CLI and the kubeflow spark-operator into $(CACHE)"
 	@echo "make helm           the Helm 4 CLI (helm.sh/helm/v4) into $(CACHE)/helm: the deploy/helm-plugin tests and docs/deploy-helm.md run it"
@@ -244,6 +245,19 @@ bench-rss: $(BENCHSTAT)
 	for i in 1 2 3; do go test -run='^$$' -bench='^BenchmarkPeakRSS$$' -benchtime=1x -count=1 ./fn | tee -a bench-rss.out; done
 	$(BENCHSTAT) bench-rss.out
 
+# testkit/scale: N applications (real sparkui-runtime processes, each with the stand-in UI in a
+# network namespace of its own) against the test control plane with kube-controller-manager,
+# started in a burst and then N more in a trickle (one every INTERVAL), each run ended by a
+# burst of SIGTERMs; prints the tables of docs/performance.md "At scale" (and writes them to
+# scale.out; STARTS=burst runs the burst alone). Its 50-application form, TestScaleSmall, runs in `make test`. Runs as root (or
+# with unprivileged user namespaces); N=1000 needs about 3,000 processes.
+N ?= 100
+INTERVAL ?= 50ms
+STARTS ?= burst,trickle
+scale: control-plane
+	go test -tags scale -count=1 -timeout 90m -run '^TestScale$$' -v ./testkit/scale \
+	  -args -scale.n=$(N) -scale.interval=$(INTERVAL) -scale.starts=$(STARTS) -scale.out=$(CURDIR)/scale.out
+
 # One multi-platform image per binary (an OCI image index over PLATFORMS), each an OCI layout
 # tarball in IMAGE_OUT; the command prints each tarball and its index digest. REVISION (the
 # commit) becomes org.opencontainers.image.revision; it is left out when the work tree has
@@ -280,4 +294,4 @@ image:
 	docker buildx build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target runtime -t $(REPO)/sparkui-runtime:$(RUNTIME_TAG) .
 
 clean:
-	rm -rf bin bench.out bench-validate.out bench-start.out bench-rss.out
+	rm -rf bin scale.out bench.out bench-validate.out bench-start.out bench-rss.out

@@ -58,6 +58,7 @@ type Agent struct {
 	want     desire
 	wantGen  uint64
 	final    bool
+	finalBy  time.Time // when the withdrawal for good is waited for until; zero = no deadline
 	have     desire
 	haveGen  uint64
 	unknown  bool // the last write failed: the Service's state is not known
@@ -188,6 +189,9 @@ func (a *Agent) Withdraw(ctx context.Context, reason string) error {
 		a.final = true
 		a.log.Info("withdrawing for good", "reason", reason)
 		a.setWantLocked(desire{reason: reason})
+	}
+	if d, ok := ctx.Deadline(); ok {
+		a.finalBy = d // the latest asker's: an earlier one (preStop) has stopped waiting
 	}
 	gen := a.wantGen
 	a.mu.Unlock()

@@ -14,17 +14,13 @@ package blackbox
 
 import (
 	"fmt"
-	"io"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,6 +30,7 @@ import (
 
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+	"github.com/sparkui/sparkui/testkit/podnet"
 	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
@@ -51,10 +48,11 @@ const (
 )
 
 // podNetMain is the test binary inside `unshare -rn`: args are the runtime's command line.
+// The network's plumbing is testkit/podnet's, shared with testkit/scale.
 func podNetMain(args []string) int {
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, "podnet:", err); return 1 }
-	if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
-		return fail(fmt.Errorf("ip link set lo up: %v: %s", err, out))
+	if err := podnet.ServeAPI(os.Getenv(podNetAPIAddr), os.Getenv(podNetAPISock)); err != nil {
+		return fail(err)
 	}
 	opts := fakespark.Options{Addr: os.Getenv(podNetUIAddr), AppID: os.Getenv(podNetAppID),
 		PodName: os.Getenv(podNetPodName), Namespace: os.Getenv(podNetNamespace), State: fakespark.Ready,
@@ -67,19 +65,6 @@ func podNetMain(args []string) int {
 		return fail(err)
 	}
 	defer ui.Close()
-	ln, err := net.Listen("tcp", os.Getenv(podNetAPIAddr))
-	if err != nil {
-		return fail(err)
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go relay(c, func() (net.Conn, error) { return net.Dial("unix", os.Getenv(podNetAPISock)) })
-		}
-	}()
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "BLACKBOX_PODNET") {
@@ -103,45 +88,14 @@ func podNetMain(args []string) int {
 	return cmd.ProcessState.ExitCode()
 }
 
-// relay copies between c and a connection from dial until either side closes.
-func relay(c net.Conn, dial func() (net.Conn, error)) {
-	defer c.Close()
-	d, err := dial()
-	if err != nil {
-		return
-	}
-	defer d.Close()
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(d, c); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(c, d); done <- struct{}{} }()
-	<-done
-}
-
-var (
-	unshareOnce sync.Once
-	unshareErr  error
-)
-
-// checkUnshare fails the test, never skips it, where a Pod network cannot be made: util-linux
-// unshare and unprivileged user namespaces are needed (sysctl
-// kernel.unprivileged_userns_clone=1 on Debian kernels, user.max_user_namespaces > 0).
+// checkUnshare fails the test, never skips it, where a Pod network cannot be made
+// (podnet.CheckUnshare says what is missing).
 func checkUnshare(t *testing.T) {
 	t.Helper()
-	unshareOnce.Do(func() {
-		if out, err := exec.Command("unshare", "-rn", "ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
-			unshareErr = fmt.Errorf("%v: %s", err, out)
-		}
-	})
-	if unshareErr != nil {
-		t.Fatalf("a driver Pod's own network needs `unshare -rn` (unprivileged user and network namespaces) and `ip`: %v", unshareErr)
+	if err := podnet.CheckUnshare(); err != nil {
+		t.Fatal(err)
 	}
 }
-
-var (
-	apiRelayOnce sync.Once
-	apiRelaySock string
-	apiRelayErr  error
-)
 
 // apiRelay is the unix socket, shared by every Pod network of the package, that the test
 // process relays to c's API server; it returns the socket and the API server's host:port.
@@ -151,32 +105,10 @@ func apiRelay(t *testing.T, c *testcluster.Cluster) (sock, hostport string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	apiRelayOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "sui-api")
-		if err != nil {
-			apiRelayErr = err
-			return
-		}
-		apiRelaySock = filepath.Join(dir, "api.sock")
-		ln, err := net.Listen("unix", apiRelaySock)
-		if err != nil {
-			apiRelayErr = err
-			return
-		}
-		go func() {
-			for {
-				conn, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go relay(conn, func() (net.Conn, error) { return net.Dial("tcp", u.Host) })
-			}
-		}()
-	})
-	if apiRelayErr != nil {
-		t.Fatal(apiRelayErr)
+	if sock, err = podnet.APIRelay(u.Host); err != nil {
+		t.Fatal(err)
 	}
-	return apiRelaySock, u.Host
+	return sock, u.Host
 }
 
 // sidecarOf is the Pod's sparkui-runtime container (a native sidecar: an init container).
@@ -191,65 +123,18 @@ func sidecarOf(t *testing.T, pod *corev1.Pod) corev1.Container {
 	return corev1.Container{}
 }
 
-// containerEnv resolves the container's env as the kubelet does for the fields sparkui uses:
-// values, and downward-API fieldRefs read from the Pod as created (metadata.name, namespace,
-// uid, metadata.labels['k'] — "" when the Pod lacks the label —, status.hostIP, status.podIP).
+// containerEnv resolves the container's env as the kubelet does (podnet.ContainerEnv).
 func containerEnv(t *testing.T, pod *corev1.Pod, c corev1.Container) []string {
 	t.Helper()
-	var env []string
-	for _, e := range c.Env {
-		v := e.Value
-		if e.ValueFrom != nil {
-			if e.ValueFrom.FieldRef == nil {
-				t.Fatalf("env %s: only fieldRef is resolved here: %+v", e.Name, e.ValueFrom)
-			}
-			switch p := e.ValueFrom.FieldRef.FieldPath; {
-			case p == "metadata.name":
-				v = pod.Name
-			case p == "metadata.namespace":
-				v = pod.Namespace
-			case p == "metadata.uid":
-				v = string(pod.UID)
-			case p == "status.hostIP":
-				v = pod.Status.HostIP
-			case p == "status.podIP":
-				v = pod.Status.PodIP
-			case strings.HasPrefix(p, "metadata.labels['") && strings.HasSuffix(p, "']"):
-				v = pod.Labels[strings.TrimSuffix(strings.TrimPrefix(p, "metadata.labels['"), "']")]
-			default:
-				t.Fatalf("env %s: fieldPath %q not resolved here", e.Name, p)
-			}
-		}
-		env = append(env, e.Name+"="+v)
+	env, err := podnet.ContainerEnv(pod, c)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return env
 }
 
-var varRef = regexp.MustCompile(`\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)`)
-
-// expandArgs expands $(VAR) in args from env as the kubelet does (third_party/forked/golang/
-// expansion): a defined variable is replaced by its value (empty included), an undefined
-// reference is left as is, $$ is a literal $.
-func expandArgs(args, env []string) []string {
-	vars := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
-	}
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = varRef.ReplaceAllStringFunc(a, func(m string) string {
-			if m == "$$" {
-				return "$"
-			}
-			if v, ok := vars[m[2:len(m)-1]]; ok {
-				return v
-			}
-			return m
-		})
-	}
-	return out
-}
+// expandArgs expands $(VAR) in args from env as the kubelet does (podnet.ExpandArgs).
+func expandArgs(args, env []string) []string { return podnet.ExpandArgs(args, env) }
 
 // uiOptions describe the stand-in UI of one run: the application it lists, and, when
 // JWSToken is set, Spark's JWSFilter in front of it accepting that bearer token only.

@@ -37,6 +37,7 @@ import (
 	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/internal/sidecar"
 	"github.com/sparkui/sparkui/runtime/internal/fakespark"
+	"github.com/sparkui/sparkui/testkit/podnet"
 	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
@@ -68,9 +69,7 @@ func TestMain(m *testing.M) {
 	}
 	code := testcluster.Run(m)
 	_ = os.RemoveAll(dir)
-	if apiRelaySock != "" {
-		_ = os.RemoveAll(filepath.Dir(apiRelaySock))
-	}
+	podnet.CloseRelays()
 	os.Exit(code)
 }
 

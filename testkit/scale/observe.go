@@ -1,0 +1,210 @@
+package scale
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/sparkui/sparkui/internal/names"
+)
+
+// observer watches the namespace's Services and EndpointSlices and notes, per UI Service,
+// when the API server first showed it bound to its application and when withdrawn, and every
+// change of its EndpointSlices.
+type observer struct {
+	mu        sync.Mutex
+	bound     map[string]time.Time      // UI Service → first seen bound
+	withdrawn map[string]time.Time      // UI Service → first seen withdrawn
+	sliceEvts map[string]int            // UI Service → EndpointSlice events (added, modified, deleted)
+	slices    map[string]map[string]int // UI Service → slice name → ready endpoints now
+	appOf     map[string]string         // UI Service → application id
+	peak      map[string]int            // UI Service → most ready endpoints seen at once
+	endpoint  map[string]time.Time      // UI Service → first seen with a ready endpoint
+}
+
+func newObserver(apps []App) *observer {
+	o := &observer{bound: map[string]time.Time{}, withdrawn: map[string]time.Time{}, sliceEvts: map[string]int{},
+		slices: map[string]map[string]int{}, appOf: map[string]string{}, peak: map[string]int{}, endpoint: map[string]time.Time{}}
+	for _, a := range apps {
+		o.appOf[a.UIService()] = a.AppID
+	}
+	return o
+}
+
+// run keeps an informer on the namespace's Services and one on its EndpointSlices until ctx
+// ends (client-go's Reflector lists again and resumes when a watch closes, which a loaded API
+// server does), and closes synced once both have listed.
+func (o *observer) run(ctx context.Context, cs kubernetes.Interface, ns string, synced chan<- struct{}) {
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
+	svc := f.Core().V1().Services().Informer()
+	_, _ = svc.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { o.service(obj) },
+		UpdateFunc: func(_, obj any) { o.service(obj) },
+	})
+	sl := f.Discovery().V1().EndpointSlices().Informer()
+	_, _ = sl.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { o.slice(watch.Added, obj) },
+		UpdateFunc: func(_, obj any) { o.slice(watch.Modified, obj) },
+		DeleteFunc: func(obj any) { o.slice(watch.Deleted, obj) },
+	})
+	f.Start(ctx.Done())
+	f.WaitForCacheSync(ctx.Done())
+	close(synced)
+	<-ctx.Done()
+	f.Shutdown()
+}
+
+func (o *observer) service(obj any) {
+	s, ok := obj.(*corev1.Service)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	app, ok := o.appOf[s.Name]
+	if !ok {
+		return
+	}
+	if _, seen := o.bound[s.Name]; !seen && s.Spec.Selector[names.LabelAppSelector] == app {
+		o.bound[s.Name] = now
+	}
+	if _, seen := o.withdrawn[s.Name]; !seen && s.Spec.Selector[names.WithdrawnSelectorKey] != "" {
+		o.withdrawn[s.Name] = now
+	}
+}
+
+func (o *observer) slice(t watch.EventType, obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	s, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok {
+		return
+	}
+	svc := s.Labels[discoveryv1.LabelServiceName]
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, ok := o.appOf[svc]; !ok {
+		return
+	}
+	o.sliceEvts[svc]++
+	if o.slices[svc] == nil {
+		o.slices[svc] = map[string]int{}
+	}
+	if t == watch.Deleted {
+		delete(o.slices[svc], s.Name)
+		return
+	}
+	ready := 0
+	for _, ep := range s.Endpoints {
+		if ep.Conditions.Ready == nil || *ep.Conditions.Ready {
+			ready += len(ep.Addresses)
+		}
+	}
+	o.slices[svc][s.Name] = ready
+	total := 0
+	for _, r := range o.slices[svc] {
+		total += r
+	}
+	o.peak[svc] = max(o.peak[svc], total)
+	if _, seen := o.endpoint[svc]; !seen && total > 0 {
+		o.endpoint[svc] = time.Now()
+	}
+}
+
+// endpointAt is when the UI Service's EndpointSlices first held a ready endpoint.
+func (o *observer) endpointAt(svc string) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.endpoint[svc]
+}
+
+// endpoints is the number of ready endpoints the UI Service's slices hold now.
+func (o *observer) endpoints(svc string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, r := range o.slices[svc] {
+		n += r
+	}
+	return n
+}
+
+func (o *observer) times(svc string) (bound, withdrawn time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.bound[svc], o.withdrawn[svc]
+}
+
+// Requests counts one identity's requests: "verb resource" and "verb resource code" → count.
+type Requests map[string]int
+
+// auditRequests reads the audit log: the requests of each application's ServiceAccount.
+func auditRequests(path, ns string, apps []App) (map[string]Requests, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	bySA := map[string]Requests{}
+	for _, a := range apps {
+		bySA["system:serviceaccount:"+ns+":"+a.ServiceAccount] = Requests{}
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev struct {
+			Stage string `json:"stage"`
+			Verb  string `json:"verb"`
+			User  struct {
+				Username string `json:"username"`
+			} `json:"user"`
+			ObjectRef struct {
+				Resource, Subresource string
+			} `json:"objectRef"`
+			ResponseStatus struct {
+				Code int `json:"code"`
+			} `json:"responseStatus"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" {
+			continue
+		}
+		r, ok := bySA[ev.User.Username]
+		if !ok {
+			continue
+		}
+		res := ev.ObjectRef.Resource
+		if ev.ObjectRef.Subresource != "" {
+			res += "/" + ev.ObjectRef.Subresource
+		}
+		if res == "" {
+			res = "(none)"
+		}
+		r[ev.Verb+" "+res]++
+		r[fmt.Sprintf("%s %s %d", ev.Verb, res, ev.ResponseStatus.Code)]++
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	out := map[string]Requests{}
+	for _, a := range apps {
+		out[a.AppID] = bySA["system:serviceaccount:"+ns+":"+a.ServiceAccount]
+	}
+	return out, nil
+}
+
+// isCount reports whether k is a "verb resource" key (not one with a code).
+func isCount(k string) bool { return strings.Count(k, " ") == 1 }

@@ -1,0 +1,57 @@
+//go:build scale
+
+package scale
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// `make scale N=… [INTERVAL=…]`: not part of `make test` (the build tag keeps it out).
+var (
+	scaleN        = flag.Int("scale.n", 100, "applications per run")
+	scaleInterval = flag.Duration("scale.interval", 50*time.Millisecond, "the trickle's interval between two starts")
+	scaleStartup  = flag.Duration("scale.startup", 2*time.Second, "how long each stand-in UI answers \"starting up\"")
+	scaleOut      = flag.String("scale.out", "", "also write the report to this file")
+	scaleStarts   = flag.String("scale.starts", "burst,trickle", "which runs: burst, trickle or both")
+)
+
+// TestScale runs N applications started in a burst, then N more in a steady trickle, on one
+// control plane, each run ended by a burst of SIGTERMs, and reports both (docs/performance.md
+// "At scale"). The goals TestScaleSmall asserts are asserted here too.
+func TestScale(t *testing.T) {
+	bins := Build(t)
+	c, audit := Cluster(t, nil)
+	timeout := max(3*time.Minute, time.Duration(*scaleN)*600*time.Millisecond)
+	report := fmt.Sprintf("sparkui scale run, %d CPUs, %s\n\n", runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))
+	for _, run := range []struct {
+		name     string
+		interval time.Duration
+	}{{"burst", 0}, {fmt.Sprintf("trickle (one start every %s)", *scaleInterval), *scaleInterval}} {
+		if !strings.Contains(*scaleStarts, strings.Fields(run.name)[0]) {
+			continue
+		}
+		ns := "scale-burst"
+		first := 0
+		if run.interval > 0 {
+			ns, first = "scale-trickle", *scaleN
+		}
+		r := Run(t, c, audit, bins, ns, Config{N: *scaleN, First: first, Interval: run.interval, Startup: *scaleStartup, Timeout: timeout})
+		report += r.Report(run.name) + "\n"
+		checkGoals(t, r)
+		if t.Failed() {
+			break
+		}
+	}
+	t.Log("\n" + report)
+	if *scaleOut != "" {
+		if err := os.WriteFile(*scaleOut, []byte(report), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}

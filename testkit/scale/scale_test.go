@@ -1,0 +1,78 @@
+package scale
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestScaleSmall is `make scale`'s small form, in `make test` so the harness cannot rot: 50
+// applications started in a burst, ended by a burst of SIGTERMs. Every application is bound
+// (its UI Service's EndpointSlice gets its Pod's address) and then withdrawn, nothing is left
+// bound or in an EndpointSlice, and each runtime's requests stay O(1): patches of its own
+// Service only, no read of the API at all.
+func TestScaleSmall(t *testing.T) {
+	bins := Build(t)
+	c, audit := Cluster(t, nil)
+	r := Run(t, c, audit, bins, "scale-small", Config{N: 50, Startup: 2 * time.Second, Timeout: 2 * time.Minute})
+	t.Log("\n" + r.Report("burst"))
+	checkGoals(t, r)
+}
+
+// The bound on a runtime's requests over a life: patches of its own Service only, 2 or 3 of
+// them answered 2xx (the bind, the withdrawal, and one more when a timed-out patch had been
+// applied before its retry), and at most maxRefused answered 429 or 5xx: the runtime's
+// backoff (200 ms doubling to 10 s, jittered, never sooner than Retry-After) makes about ten
+// attempts in a minute of refusals, where one that polled or retried without backing off
+// would make hundreds.
+const (
+	maxApplied = 3
+	maxRefused = 10
+)
+
+// checkGoals asserts what must hold at every size.
+func checkGoals(t *testing.T, r *Result) {
+	t.Helper()
+	for _, f := range r.FailedToBind {
+		t.Error(f)
+	}
+	if len(r.LeftBound) > 0 {
+		t.Errorf("%d UI Services still bound after every withdrawal: %s", len(r.LeftBound), strings.Join(r.LeftBound[:min(5, len(r.LeftBound))], "; "))
+	}
+	for svc, n := range r.SliceEndpoints {
+		if n != 0 {
+			t.Errorf("%s: %d ready endpoints left in its EndpointSlices after the withdrawal", svc, n)
+		}
+	}
+	for svc, n := range r.SlicePeak {
+		if n != 1 {
+			t.Errorf("%s: at most %d ready endpoints while bound, want its Pod's one", svc, n)
+		}
+	}
+	var bad []string
+	for app, req := range r.Requests {
+		applied, refused := 0, 0
+		for k, n := range req {
+			res, code, withCode := strings.Cut(k[strings.Index(k, " ")+1:], " ")
+			switch {
+			case !withCode && (res != "services" || !strings.HasPrefix(k, "patch ")):
+				bad = append(bad, fmt.Sprintf("%s: %s ×%d", app, k, n))
+			case withCode && strings.HasPrefix(code, "2"):
+				applied += n
+			case withCode && (code == "429" || strings.HasPrefix(code, "5")):
+				refused += n
+			case withCode:
+				bad = append(bad, fmt.Sprintf("%s: %s ×%d", app, k, n))
+			}
+		}
+		if applied < 2 || applied > maxApplied || refused > maxRefused {
+			bad = append(bad, fmt.Sprintf("%s: %d patches applied (want 2..%d), %d refused (at most %d)", app, applied, maxApplied, refused, maxRefused))
+		}
+	}
+	sort.Strings(bad)
+	if len(bad) > 0 {
+		t.Errorf("requests beyond the bound: %d, e.g. %s", len(bad), strings.Join(bad[:min(8, len(bad))], "; "))
+	}
+}
