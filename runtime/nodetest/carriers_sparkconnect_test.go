@@ -162,6 +162,6 @@ func neverApplied(t *testing.T, n *testnode.Node, op *kubeflowtest.Operator, tl 
 	}
 	connectMade(t, n, carrier, second)
 	heldBy(t, tl, second, "after the server Pod's deletion")
-	t.Logf("node: server Pod deleted → the controller made %s again with %s, bound %s after the deletion",
-		second.pod.Name, RuntimeImage2, second.bound.At.Sub(deleted).Round(time.Millisecond))
+	t.Logf("node: server Pod deleted → the controller made %s again with %s (deleted %s, created %s), bound %s after the deletion",
+		second.pod.Name, RuntimeImage2, deleted.UTC().Format("15:04:05.000"), second.pod.CreationTimestamp.UTC().Format("15:04:05"), second.bound.At.Sub(deleted).Round(time.Millisecond))
 }
