@@ -111,7 +111,11 @@ func (c *Carrier) detectSparkConnect() error {
 // reconciler.go) runs createOrUpdateServerPod on every reconcile, but mutateServerPod copies
 // spec.server.template and builds the command only while the Pod has no creationTimestamp:
 // an existing server Pod keeps what it was created with. Its conf ConfigMap is updated
-// (createOrUpdateConfigMap), but Spark reads its conf at start.
+// (createOrUpdateConfigMap), but Spark reads its conf at start. Its Pod watch (SetupWithManager,
+// DeleteFunc by the connect-name label) reconciles the SparkConnect when the server Pod is
+// deleted, and createOrUpdateServerPod then builds a new one from the current spec: deleting
+// the Pod is the way to apply the change (shown on the node: runtime/nodetest
+// carriers_sparkconnect_test.go neverApplied).
 func sparkConnectUpdate(_ *Carrier, _ []string) Update {
-	return Update{Effect: UpdateNeverApplied, Says: "the kubeflow operator builds the SparkConnect server Pod only when it creates it (reconciler.go mutateServerPod): the running server never gets the change, and nothing says so, until its Pod is deleted and created again"}
+	return Update{Effect: UpdateNeverApplied, Says: "the kubeflow operator builds the SparkConnect server Pod only when the Pod does not exist (reconciler.go mutateServerPod): the running server never gets the change, and nothing says so, until its Pod <name>-server is deleted and the operator builds it again from the current spec"}
 }

@@ -4,11 +4,12 @@ package nodetest
 // (testkit/kubeflowtest: its controller and its mutating webhook, the stand-in spark-submit
 // creating Spark's driver Pod, headless Service and conf ConfigMap from the operator's
 // arguments and template file): the test applies the function's SparkApplication or
-// ScheduledSparkApplication as a pipeline does and never builds a driver Pod itself.
+// ScheduledSparkApplication as a pipeline does and never builds a driver Pod itself. The
+// SparkConnect server Pod is made by the same binary's SparkConnect controller
+// (carriers_sparkconnect_test.go).
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,8 +26,9 @@ import (
 	"github.com/sparkui/sparkui/testkit/testnode"
 )
 
-// kubeflowNamespaces are the namespaces of the kubeflow examples: the operator manages them.
-var kubeflowNamespaces = []string{"spark-jobs", "etl"}
+// kubeflowNamespaces are the namespaces of the kubeflow examples and of the SparkConnect
+// fixture (analytics): the operator manages them.
+var kubeflowNamespaces = []string{"spark-jobs", "etl", "analytics"}
 
 var sparkAppGVR = schema.GroupVersionResource{Group: "sparkoperator.k8s.io", Version: "v1beta2", Resource: "sparkapplications"}
 
@@ -46,7 +48,9 @@ func startKubeflow(t *testing.T, n *testnode.Node) *kubeflowtest.Operator {
 // BasicDriverFeatureStep), or spec.driver.env, which the operator's webhook appends
 // (sparkpod_defaulter.go addEnvVars) — and for a ScheduledSparkApplication a schedule that
 // comes round within the test ("@every 20s": the controller parses with robfig/cron's
-// ParseStandard, which takes descriptors: scheduledsparkapplication/controller.go).
+// ParseStandard, which takes descriptors: scheduledsparkapplication/controller.go). A
+// SparkConnect's server template (spec.server.template) is the Pod's: the controller keeps
+// the container's env and appends its own (sparkconnect/reconciler.go mutateServerPod).
 func kubeflowEdit(t *testing.T, o *unstructured.Unstructured, svcName string, extraEnv ...corev1.EnvVar) {
 	t.Helper()
 	spec := []string{"spec"}
@@ -58,6 +62,9 @@ func kubeflowEdit(t *testing.T, o *unstructured.Unstructured, svcName string, ex
 	}
 	env := append([]corev1.EnvVar{{Name: "FAKESPARK_UI_SERVICE", Value: svcName}}, extraEnv...)
 	driver := append(append([]string{}, spec...), "driver")
+	if o.GetKind() == "SparkConnect" {
+		driver = []string{"spec", "server"}
+	}
 	if tmpl, ok, _ := unstructured.NestedMap(o.Object, append(driver, "template")...); ok {
 		ps := &corev1.PodSpec{}
 		fromMap(t, tmpl["spec"], ps)
@@ -108,6 +115,10 @@ func sparkApp(t *testing.T, n *testnode.Node, carrier *unstructured.Unstructured
 // preStop hook (addPodLifeCycleConfig).
 func operatorMade(t *testing.T, n *testnode.Node, carrier *unstructured.Unstructured, r run, webhook bool) {
 	t.Helper()
+	if carrier.GetKind() == "SparkConnect" {
+		connectMade(t, n, carrier, r)
+		return
+	}
 	var app *unstructured.Unstructured
 	testcluster.WaitFor(t, 60*time.Second, "the SparkApplication RUNNING on "+r.pod.Name, func() (bool, string) {
 		app = sparkApp(t, n, carrier, r.pod)
@@ -127,8 +138,7 @@ func operatorMade(t *testing.T, n *testnode.Node, carrier *unstructured.Unstruct
 	if _, mutated := l["sparkoperator.k8s.io/mutated-by-spark-operator"]; mutated != webhook {
 		t.Errorf("driver %s mutated-by-spark-operator present %t, want %t (template route: Spark applies the template; else the webhook)", r.pod.Name, mutated, webhook)
 	}
-	inits := slices.IndexFunc(r.pod.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == sidecar.ContainerName })
-	if inits < 0 || r.pod.Spec.InitContainers[inits].RestartPolicy == nil || *r.pod.Spec.InitContainers[inits].RestartPolicy != corev1.ContainerRestartPolicyAlways {
+	if !nativeSidecar(r.pod) {
 		t.Errorf("driver %s: no native sidecar %s: %v", r.pod.Name, sidecar.ContainerName, r.pod.Spec.InitContainers)
 	}
 	for _, c := range r.pod.Spec.Containers {

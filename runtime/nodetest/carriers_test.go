@@ -188,8 +188,9 @@ type carrierRow struct {
 	// owned: the runtime owns the Service (spark-submit): the garbage collector deletes it with
 	// the Pod. Otherwise the Service outlives every run.
 	owned bool
-	// operator: the real kubeflow spark-operator makes the driver from the applied carrier
-	// (carriers_kubeflow_test.go); webhook: through its mutating webhook (no template).
+	// operator: the real kubeflow spark-operator makes the driver (or the SparkConnect
+	// server) from the applied carrier (carriers_kubeflow_test.go,
+	// carriers_sparkconnect_test.go); webhook: through its mutating webhook (no template).
 	operator, webhook bool
 }
 
@@ -207,7 +208,7 @@ var carrierRows = []carrierRow{
 	{name: "stackable SparkApplication", files: []string{"testdata/carrier-stackable/input.yaml"},
 		kind: "SparkApplication", end: deletePod, build: stackableDriver},
 	{name: "kubeflow SparkConnect", files: []string{"testdata/carrier-kubeflow-sparkconnect/input.yaml"},
-		kind: "SparkConnect", end: deletePod, noHook: true, build: connectServer},
+		kind: "SparkConnect", end: deleteCarrier, noHook: true, operator: true},
 	{name: "Deployment (Recreate)", files: []string{"examples/workloads/connect-server.yaml"}, config: "service: {type: ClusterIP}",
 		kind: "Deployment", end: recreate},
 	{name: "StatefulSet", files: []string{"examples/workloads/notebook.yaml"}, config: "service: {type: ClusterIP}",
@@ -285,8 +286,8 @@ func runRow(t *testing.T, n *testnode.Node, row carrierRow) {
 		volume(t, n, ns, claim)
 	}
 
-	// What the pipeline applies: the function's output, but the operator's custom resource
-	// (no operator runs here: the test builds its driver Pod below).
+	// What the pipeline applies: the function's output, but the custom resource of an
+	// operator that does not run here (Apache, Stackable: the test builds its driver Pod below).
 	var driver *corev1.Pod
 	var extra *corev1.ConfigMap
 	var apply []*unstructured.Unstructured
@@ -390,7 +391,7 @@ func runRow(t *testing.T, n *testnode.Node, row carrierRow) {
 	case deleteCarrier:
 		deleted := time.Now()
 		deleteObject(t, n, carrier)
-		ended(t, n, tl, ns, svcName, first, false, deleted)
+		ended(t, n, tl, ns, svcName, first, row.noHook, deleted)
 	}
 
 	// Every state ever seen: not bound yet, withdrawn, deleted, or one run's own binding.

@@ -12,21 +12,15 @@ package nodetest
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
-	"sigs.k8s.io/yaml"
 
-	"github.com/sparkui/sparkui/internal/names"
 	"github.com/sparkui/sparkui/testkit/operatortest"
 )
 
@@ -89,95 +83,6 @@ func apacheDriver(t *testing.T, app *unstructured.Unstructured) (*corev1.Pod, *c
 	return pod, cm
 }
 
-// connectServer builds the Pod <name>-server and the ConfigMap <name>-conf kubeflow's
-// SparkConnect controller creates (kubeflow/spark-operator internal/controller/sparkconnect/
-// reconciler.go mutateServerPod, options.go buildStartConnectServerArgs, util.go): the
-// template's labels, annotations and spec; in the server container (spark-kubernetes-driver,
-// else the first) the image from spec.image when unset, command [bash, -c] with
-// start-connect-server.sh's line (--master, spark.kubernetes.namespace, the images,
-// spec.sparkConf shell-quoted, the driver labels, bindAddress, ports 7078/7079, the pod name
-// <name>-server; the line's spark.driver.host command substitution is left out: the stand-in
-// reads no host), TCP startup and readiness probes on 15002, env POD_IP and
-// SPARK_NO_DAEMONIZE, the spark-conf mount of the executor template, and its whole
-// lifecycle replaced by the operator's preStop (stop-connect-server.sh); labels
-// launched-by-spark-operator, connect-name, spark-role=connect-server and spark-version.
-func connectServer(t *testing.T, sc *unstructured.Unstructured) (*corev1.Pod, *corev1.ConfigMap) {
-	t.Helper()
-	name := sc.GetName()
-	spec, _, _ := unstructured.NestedMap(sc.Object, "spec")
-	tmplMap, _, _ := unstructured.NestedMap(spec, "server", "template")
-	var tmpl corev1.PodTemplateSpec
-	fromMap(t, tmplMap, &tmpl)
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name + "-server", Namespace: sc.GetNamespace(),
-		Labels: tmpl.Labels, Annotations: tmpl.Annotations}, Spec: tmpl.Spec}
-	if len(pod.Spec.Containers) == 0 {
-		pod.Spec.Containers = []corev1.Container{{Name: names.DriverContainer}}
-	}
-	idx := 0
-	for i, c := range pod.Spec.Containers {
-		if c.Name == names.DriverContainer {
-			idx = i
-			break
-		}
-	}
-	c := &pod.Spec.Containers[idx]
-	if c.Image == "" {
-		c.Image = strField(spec, "image")
-	}
-	line := []string{"${SPARK_HOME}/sbin/start-connect-server.sh", "--master", "k8s://https://" + "10.0.0.1:443",
-		"--conf", "spark.kubernetes.namespace=" + sc.GetNamespace(),
-		"--conf", "spark.kubernetes.container.image=" + c.Image, "--conf", "spark.kubernetes.executor.container.image=" + c.Image}
-	conf, _, _ := unstructured.NestedStringMap(spec, "sparkConf")
-	keys := make([]string, 0, len(conf))
-	for k := range conf {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if k != "spark.kubernetes.driver.pod.name" {
-			line = append(line, "--conf", "'"+strings.ReplaceAll(k+"="+conf[k], "'", `'"'"'`)+"'")
-		}
-	}
-	line = append(line,
-		"--conf", "spark.kubernetes.driver.label.sparkoperator.k8s.io/launched-by-spark-operator=true",
-		"--conf", "spark.kubernetes.driver.label.sparkoperator.k8s.io/connect-name="+name,
-		"--conf", "spark.driver.bindAddress=0.0.0.0", "--conf", "spark.driver.port=7078",
-		"--conf", "spark.driver.blockManager.port=7079", "--conf", "spark.kubernetes.driver.pod.name="+name+"-server")
-	c.Command = []string{"bash", "-c"}
-	c.Args = []string{strings.Join(line, " ")}
-	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(15002)}},
-		PeriodSeconds: 10, TimeoutSeconds: 1, FailureThreshold: 3, SuccessThreshold: 1}
-	if c.StartupProbe == nil {
-		c.StartupProbe = probe
-	}
-	if c.ReadinessProbe == nil {
-		c.ReadinessProbe = probe.DeepCopy()
-	}
-	c.Env = append(c.Env,
-		corev1.EnvVar{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
-		corev1.EnvVar{Name: "SPARK_NO_DAEMONIZE", Value: "true"})
-	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "spark-conf", SubPath: "executor-pod-template.yaml",
-		MountPath: "/tmp/spark/executor-pod-template.yaml", ReadOnly: true})
-	c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
-		Command: []string{"bash", "-c", "${SPARK_HOME}/sbin/stop-connect-server.sh"}}}}
-	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "spark-conf", VolumeSource: corev1.VolumeSource{
-		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name + "-conf"},
-			Items: []corev1.KeyToPath{{Key: "executor-pod-template.yaml", Path: "executor-pod-template.yaml"}}}}})
-	labels := map[string]string{}
-	for k, v := range pod.Labels {
-		labels[k] = v
-	}
-	labels["sparkoperator.k8s.io/launched-by-spark-operator"] = "true"
-	labels["sparkoperator.k8s.io/connect-name"] = name
-	labels[names.LabelSparkRole] = "connect-server"
-	labels["spark-version"] = strField(spec, "sparkVersion")
-	pod.Labels = labels
-	execTmpl, _, _ := unstructured.NestedMap(spec, "executor", "template")
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-conf", Namespace: sc.GetNamespace()},
-		Data: map[string]string{"executor-pod-template.yaml": toYAML(t, execTmpl)}}
-	return pod, cm
-}
-
 func strField(m map[string]any, path ...string) string {
 	s, _, _ := unstructured.NestedString(m, path...)
 	return s
@@ -196,15 +101,6 @@ func fromMap(t *testing.T, in any, out any) {
 	if err != nil {
 		t.Fatalf("converting into %T: %v", out, err)
 	}
-}
-
-func toYAML(t *testing.T, v any) string {
-	t.Helper()
-	b, err := yaml.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 func randomHex(_ *testing.T, n int) string { return operatortest.RandomHex(n) }

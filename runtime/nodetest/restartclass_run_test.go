@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/sparkui/sparkui/internal/sidecar"
+	"github.com/sparkui/sparkui/testkit/kubeflowtest"
 	"github.com/sparkui/sparkui/testkit/testcluster"
 	"github.com/sparkui/sparkui/testkit/testnode"
 )
@@ -42,7 +43,7 @@ func nodeEdit(t *testing.T, o *unstructured.Unstructured, svc string) {
 	t.Helper()
 	ends := corev1.EnvVar{Name: "FAKESPARK_EXIT_AFTER", Value: "25s"}
 	switch o.GetKind() {
-	case "SparkApplication":
+	case "SparkApplication", "SparkConnect":
 		kubeflowEdit(t, o, svc)
 	case "ScheduledSparkApplication":
 		kubeflowEdit(t, o, svc, ends)
@@ -69,7 +70,7 @@ func nodeEdit(t *testing.T, o *unstructured.Unstructured, svc string) {
 	}
 }
 
-func changeRun(t *testing.T, n *testnode.Node, row changeRow) {
+func changeRun(t *testing.T, n *testnode.Node, op *kubeflowtest.Operator, row changeRow) {
 	c := n.Cluster
 	ctx := testcluster.Context(t, 8*time.Minute)
 	old, _, oldC, newC, f := renderings(t, row)
@@ -123,11 +124,19 @@ func changeRun(t *testing.T, n *testnode.Node, row changeRow) {
 	var appStates func() []string
 	if kubeflow {
 		operatorMade(t, n, oldC, first, false)
-		appStates = watchAppStates(t, n, sparkApp(t, n, oldC, first.pod))
+		if row.kind != "SparkConnect" {
+			appStates = watchAppStates(t, n, sparkApp(t, n, oldC, first.pod))
+		}
 	}
+	reconciled := reconciles(op, oldC.GetName())
 	applied := time.Now()
 	err := ssa(t, n, newC)
 	switch f.Rule {
+	case "SUI072":
+		if err != nil {
+			t.Fatalf("the API server refused the change: %v", err)
+		}
+		neverApplied(t, n, op, tl, svcName, newC, first, sel, reconciled, applied)
 	case "SUI070":
 		refused(t, n, tl, first, err, f)
 	case "SUI071":

@@ -54,6 +54,7 @@ var changeRows = []changeRow{
 		kind: "StatefulSet", rule: "SUI071", claims: []string{"work-lab-0"}},
 	{name: "CronJob", files: []string{"examples/workloads/report-cronjob.yaml"}, config: "service: {type: ClusterIP}", kind: "CronJob", rule: "SUI073"},
 	{name: "Apache SparkApplication", files: []string{"examples/apache-operator/word-count.yaml"}, kind: "SparkApplication", rule: "SUI073", noController: true},
+	{name: "kubeflow SparkConnect", files: []string{"testdata/carrier-kubeflow-sparkconnect/input.yaml"}, kind: "SparkConnect", rule: "SUI072"},
 	{name: "stackable SparkApplication", files: []string{"testdata/carrier-stackable/input.yaml"}, kind: "SparkApplication", rule: "SUI072", noController: true},
 }
 
@@ -66,17 +67,20 @@ var changeRows = []changeRow{
 //     with the new image (withdrawn, then bound again to the same Pod: the gap is logged);
 //     the kubeflow operator's resubmission (INVALIDATING, PENDING_RERUN, SUBMITTED, RUNNING)
 //     or a rollout: the old driver withdrawn before its SIGTERM, a new driver bound;
+//   - SUI072 (kubeflow SparkConnect, the real controller): the controller reconciles the
+//     change but the running server is left as it was (same Pod, old runtime, still bound);
+//     once its Pod is deleted the controller makes it again from the new spec;
 //   - SUI073: the running driver is left alone and ends by itself; the next run has the change;
 //   - with no controller here (SUI072, SUI073 of Apache's and Stackable's operators): the API
 //     server takes the apply; what the operator then does is not shown.
 func TestRestartClassChangeOnNode(t *testing.T) {
 	n := startCarrierNode(t)
-	startKubeflow(t, n)
+	op := startKubeflow(t, n)
 	started := time.Now()
 	for _, row := range changeRows {
 		t.Run(row.name, func(t *testing.T) {
 			rowStart := time.Now()
-			changeRun(t, n, row)
+			changeRun(t, n, op, row)
 			t.Logf("%s: %s", row.name, time.Since(rowStart).Round(100*time.Millisecond))
 		})
 	}
