@@ -189,3 +189,44 @@ func TestOpenHandedOffPrintsHistory(t *testing.T) {
 		t.Errorf("list -o json: %v\n%s", err, out)
 	}
 }
+
+// TestListAndWhyWaiting: the golden's application whose runtime cannot bind (its UI behind a
+// filter without a credential) and says so on the Service (docs/service-status.md): list -o
+// wide shows waiting with the reason and since, why the claims agreeing and the reason.
+func TestListAndWhyWaiting(t *testing.T) {
+	pod, objs := golden(t)
+	pod.UID = "uid-1"
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, InitContainerStatuses: []corev1.ContainerStatus{{Name: "sparkui-runtime",
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}
+	const reason = "port 4050: the UI refuses the runtime's probes; not bound: /api/v1/applications answers 403 Forbidden"
+	for _, o := range objs {
+		if s, ok := o.(*corev1.Service); ok && strings.HasSuffix(s.Name, "-ui-svc") {
+			s.Annotations["sparkui.dev/ui-state"] = "waiting"
+			s.Annotations["sparkui.dev/ui-since"] = now.Add(-2 * time.Minute).Format(time.RFC3339)
+			s.Annotations["sparkui.dev/ui-pod"] = pod.Name
+			s.Annotations["sparkui.dev/ui-reason"] = reason
+		}
+	}
+	cs := fake.NewClientset(objs...)
+	out, errOut, err := run(t, cs, "list", "-n", "analytics", "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `NAME                         CARRIER                                 STATE     PORT   LINK   AGE   SERVICE                             POD                                 SINCE   REASON
+wordcount-5b2d0c9e1f3a7b64   Pod/wordcount-5b2d0c9e1f3a7b64-driver   waiting   -      -      5m    wordcount-5b2d0c9e1f3a7b64-ui-svc   wordcount-5b2d0c9e1f3a7b64-driver   2m      ` + reason + `
+`
+	if d := cmp.Diff(want, out); d != "" || errOut != "" {
+		t.Errorf("list -o wide (-want +got):\n%s\nstderr: %s", d, errOut)
+	}
+	out, _, err = run(t, cs, "why", "wordcount-5b2d0c9e1f3a7b64", "-n", "analytics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `State:           waiting (no selector: the runtime has not bound it), from the Service's spec
+Claims:          waiting since 2m ago, agreeing with the spec
+Reason:          ` + reason + `
+`
+	if !strings.Contains(out, want) {
+		t.Errorf("why: got\n%s\nwant it to contain\n%s", out, want)
+	}
+}

@@ -75,7 +75,11 @@ func why(ctx context.Context, out io.Writer, cs kubernetes.Interface, a *uistate
 		if !c.Since.IsZero() {
 			s += " since " + ago(c.Since)
 		}
-		line("Claims", s+", agreeing with the spec")
+		if uistate.NextWaiting(a.State, c) {
+			line("Claims", s+": the application's next driver Pod waits to bind it (the spec is an earlier Pod's withdrawal)")
+		} else {
+			line("Claims", s+", agreeing with the spec")
+		}
 	}
 	if a.ClaimProblem != "" {
 		line("Claims problem", a.ClaimProblem)

@@ -163,3 +163,27 @@ func TestWaitURIHandedOff(t *testing.T) {
 		t.Errorf("handed off: exit %d, stdout %q (want %q), stderr %q\nruntime:\n%s", code, out, want, errOut, p.out.String())
 	}
 }
+
+// TestWaitURIWaiting: a Service an earlier driver Pod withdrew, whose next runtime says it
+// waits (docs/service-status.md, as runtime/agent TestWaitingLeavesRoutedServices writes it):
+// wait-uri waits instead of reporting the withdrawal, says on stderr that the runtime waits and
+// why, and names the reason in its timeout.
+func TestWaitURIWaiting(t *testing.T) {
+	c := testcluster.Shared(t, clusterOpts)
+	ns := c.UniqueNamespace(t)
+	appID, svc := "spark-"+ns, "wordcount-ui-svc"
+	setup(t, c, ns, appID, svc)
+	patch := `{"metadata":{"annotations":{"sparkui.dev/ui-state":"waiting","sparkui.dev/ui-since":"2026-12-05T18:31:16Z",` +
+		`"sparkui.dev/ui-pod":"wordcount-2-driver","sparkui.dev/ui-reason":"port 4040: TLS the runtime cannot verify; not bound"}},` +
+		`"spec":{"selector":{"sparkui.dev/withdrawn":"0b7d5c9e-earlier-pod"}}}`
+	if _, err := c.Client.CoreV1().Services(ns).Patch(testcluster.Context(t, 30*time.Second), svc, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := c.KubeconfigFile(t, c.ServiceAccountConfig(t, ns, "spark"))
+	code, out, errOut := startWaitURI(t, kubeconfig, "--namespace="+ns, "--service="+svc, "--timeout=2s").wait(t, 15*time.Second)
+	const said = "the runtime is waiting since 2026-12-05T18:31:16Z (driver Pod wordcount-2-driver): port 4040: TLS the runtime cannot verify; not bound"
+	if code != verb.ExitFailed || out != "" || strings.Count(errOut, said) != 2 || !strings.Contains(errOut, "no external URI after 2s") {
+		t.Errorf("waiting: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	t.Logf("wait-uri's stderr:\n%s", errOut)
+}

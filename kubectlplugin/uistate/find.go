@@ -171,6 +171,9 @@ func (a *App) findPod(ctx context.Context, cs kubernetes.Interface) error {
 		return false
 	}
 	switch {
+	case NextWaiting(a.State, a.Claims):
+		// The waiting runtime's Pod explains the state, not the earlier Pod that withdrew
+		// (or bound: the bound-pod label stays until the next bind): found below.
 	case a.State == Withdrawn:
 		byUID(svc.Spec.Selector[names.WithdrawnSelectorKey], "withdrawn by")
 		return nil

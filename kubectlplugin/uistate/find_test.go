@@ -79,6 +79,14 @@ func TestFindStatesAndLinks(t *testing.T) {
 		// A kubeflow SparkApplication's Pod, waiting (no selector); the operator's ownerReference names the carrier.
 		uiSvc("wc-sparkui-ui-svc", app("wc"), nil, intstr.FromInt32(4040), map[string]string{"sparkui.dev/ui-reason": "port 4040: TLS the runtime cannot verify"}),
 		pod("wc-driver", "uid-wc", map[string]string{"sparkui.dev/application": "wc", "spark-role": "driver"}, ctrl("sparkoperator.k8s.io/v1beta2", "SparkApplication", "wc")),
+		// A schedule's next run waits on the Service its earlier run withdrew (whose bound-pod
+		// label stays until the next bind): the claims agree, and the waiting run's Pod is shown.
+		uiSvc("batch-sparkui-ui-svc", map[string]string{"sparkui.dev/application": "batch", "sparkui.dev/bound-pod": "uid-b1"},
+			map[string]string{"sparkui.dev/withdrawn": "uid-b1"}, intstr.FromInt32(4040),
+			map[string]string{"sparkui.dev/ui-state": "waiting", "sparkui.dev/ui-pod": "batch-2-x", "sparkui.dev/ui-reason": "port 4040: TLS the runtime cannot verify"}),
+		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "batch-2", Namespace: "ns", OwnerReferences: []metav1.OwnerReference{*ctrl("batch/v1", "CronJob", "batch")}}},
+		pod("batch-1-x", "uid-b1", map[string]string{"sparkui.dev/application": "batch", "spark-role": "driver"}, ctrl("batch/v1", "Job", "batch-1")),
+		pod("batch-2-x", "uid-b2", map[string]string{"sparkui.dev/application": "batch", "spark-role": "driver"}, ctrl("batch/v1", "Job", "batch-2")),
 		// Waiting, no Pod yet: the carrier from the label.
 		uiSvc("late-sparkui-ui-svc", app("late"), nil, intstr.FromInt32(4040), nil),
 		// Bound, but the port claim contradicts the spec.
@@ -110,6 +118,7 @@ func TestFindStatesAndLinks(t *testing.T) {
 		got = append(got, r)
 	}
 	want := []row{
+		{Name: "batch", Carrier: "CronJob/batch", State: "withdrawn", Pod: "batch-2-x (named by sparkui.dev/ui-pod)"},
 		{Name: "conn", Carrier: "Deployment/conn", State: "bound", Port: "4045", Link: "https://spark.example.com/spark/ns/conn/",
 			Pod: "conn-7d9-abc (newest Pod labelled sparkui.dev/application=conn)"},
 		{Name: "etl", Carrier: "Pod/etl-driver", State: "handed-off", Port: "8080", Link: "https://history.example.com/history/spark-2/",
@@ -137,7 +146,7 @@ func TestFindStatesAndLinks(t *testing.T) {
 		t.Errorf("Get by Service: %v %v", a, err)
 	}
 	_, err = Get(context.Background(), cs, "ns", "nope")
-	if want := `no application "nope" in namespace "ns"; there are: conn, etl, late, nb, nightly, pi, wc`; err == nil || err.Error() != want {
+	if want := `no application "nope" in namespace "ns"; there are: batch, conn, etl, late, nb, nightly, pi, wc`; err == nil || err.Error() != want {
 		t.Errorf("Get of a missing application: %v, want %s", err, want)
 	}
 }

@@ -84,12 +84,20 @@ func ReadClaims(svc *corev1.Service) (Claims, string) {
 }
 
 // Disagreement says where the claims contradict the spec ("" when they agree or are absent).
+// A waiting claim on a withdrawn spec agrees (NextWaiting).
 func Disagreement(st State, port string, c Claims) string {
-	if c.State != "" && c.State != string(st) {
+	if c.State != "" && c.State != string(st) && !NextWaiting(st, c) {
 		return AnnotationUIState + " says " + c.State + ", the spec says " + string(st)
 	}
 	if st == Bound && c.Port != "" && port != "" && c.Port != port {
 		return AnnotationUIPort + " says " + c.Port + ", the spec's targetPort is " + port
 	}
 	return ""
+}
+
+// NextWaiting: the spec is an earlier driver Pod's withdrawal and the claims say waiting: the
+// application's next runtime waits to bind the Service. The runtime writes waiting only where
+// nothing is routed, and a withdrawn Service is one (runtime/binder WaitingPatch).
+func NextWaiting(st State, c Claims) bool {
+	return st == Withdrawn && c.State == names.UIStateWaiting
 }

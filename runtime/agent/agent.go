@@ -71,6 +71,8 @@ type Agent struct {
 	// verifiedID is the application id the UI this process found reported (sparkapi Match).
 	verifiedID string
 	said       map[string]bool // messages logged once
+	start      time.Time       // when this process began waiting: the waiting state's ui-since
+	everBound  bool            // this process, or an earlier run of its container, bound the Service
 }
 
 // New prepares an agent; restCfg is the API server's configuration.
@@ -115,6 +117,7 @@ func New(checked Checked, restCfg *rest.Config, log *slog.Logger) (*Agent, error
 		prober:  prober,
 		uri:     resolver,
 		said:    map[string]bool{},
+		start:   time.Now(),
 		changed: make(chan struct{}),
 		kick:    make(chan struct{}, 1),
 	}
@@ -125,6 +128,7 @@ func New(checked Checked, restCfg *rest.Config, log *slog.Logger) (*Agent, error
 		a.have = desire{bound: true, port: p}
 		a.want = a.have
 		a.status = Status{Bound: true, Port: p}
+		a.everBound = true
 		// Its response (and so the nodePort and the annotations) is gone with that run: the
 		// binding is written again, whose response says them.
 		a.unknown = resolver != nil

@@ -28,6 +28,9 @@ type Config struct {
 	RequestTimeout time.Duration // one API server request; default 5s
 	WaitLog        time.Duration // period of "still waiting for the UI"; default 30s
 	ServiceWait    time.Duration // 404 retries before it is reported as fatal; default 2m
+	// WaitingInterval: the least time between two waiting-state writes, and before the first;
+	// default DefaultWaitingInterval (waiting.go). Not a flag: tests shorten it.
+	WaitingInterval time.Duration
 	// Backoff between failed API requests: capped, exponential, jittered. Default 200ms×2
 	// up to 10s (unreachable API server) and up to 30s (RBAC, missing or foreign Service).
 	Backoff, FatalBackoff wait.Backoff
@@ -64,6 +67,9 @@ func (c *Config) defaults() {
 	}
 	if c.WaitLog <= 0 {
 		c.WaitLog = 30 * time.Second
+	}
+	if c.WaitingInterval <= 0 {
+		c.WaitingInterval = DefaultWaitingInterval
 	}
 	if c.ServiceWait <= 0 {
 		c.ServiceWait = 2 * time.Minute

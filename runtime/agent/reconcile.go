@@ -49,6 +49,7 @@ func (a *Agent) snapshot() wanted {
 func (a *Agent) reconcile(ctx context.Context) {
 	retry := a.newRetrying()
 	var pub publishing
+	wr := waitingReport{last: a.start}
 	for {
 		w := a.snapshot()
 		if w.gen != 0 && w.haveGen == w.gen && w.have.bound && a.uri != nil && (pub.gen != w.gen || !pub.finished) {
@@ -59,7 +60,7 @@ func (a *Agent) reconcile(ctx context.Context) {
 			continue
 		}
 		if w.gen == 0 || w.haveGen == w.gen {
-			if !a.sleepOrKick(ctx, forever) {
+			if !a.sleepOrKick(ctx, a.reportWaiting(ctx, &wr, w)) {
 				return
 			}
 			continue
@@ -163,6 +164,11 @@ func (a *Agent) written(want desire, gen uint64, outcome binder.Withdrawal, h bi
 			"reason", want.reason, "took", took)
 	}
 	a.writeState(want)
+	if want.bound {
+		a.mu.Lock()
+		a.everBound = true
+		a.mu.Unlock()
+	}
 	if outcome != binder.NotHeld {
 		a.clearFatal()
 	}

@@ -52,6 +52,7 @@ func (a *Agent) setReason(msg string) {
 	a.reason = Reason{Msg: msg, Since: time.Now()}
 	a.mu.Unlock()
 	a.writeTermination()
+	a.poke() // the waiting state follows (waiting.go)
 }
 
 // clearReason forgets the reason once the UI is bound.

@@ -16,6 +16,7 @@ import (
 
 type op struct {
 	Op    string `json:"op"`
+	From  string `json:"from,omitempty"` // move only
 	Path  string `json:"path"`
 	Value any    `json:"value"`
 }

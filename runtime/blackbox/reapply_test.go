@@ -254,6 +254,12 @@ func reapply(t *testing.T, c *testcluster.Cluster, a applier, ip string) {
 	}
 
 	pod := podReady(t, c, ns, "wordcount-driver", ip)
+	// The waiting state a runtime that cannot bind writes: kept by a re-apply, no drift.
+	waitingStatus := writeWaiting(t, c, ns, svc, appID, pod)
+	noDrift(t, c, a, stream, ns, svc, "while waiting")
+	out := a.apply(t, c, stream)
+	keptStatus(t, c, ns, svc, waitingStatus, "while waiting, re-apply")
+	noReportedChange(t, out, ns, svc, "while waiting")
 
 	ui, err := fakespark.Start(fakespark.Options{AppID: appID, PodName: pod.Name, Namespace: ns, State: fakespark.Ready})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/runtime/binder"
 	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
@@ -55,4 +56,24 @@ func statusOf(s *corev1.Service) string {
 		}
 	}
 	return strings.Join(kv, " ")
+}
+
+// writeWaiting writes the waiting state as a runtime that cannot bind writes it (runtime/binder
+// Client.Waiting: its guarded JSON Patch, with the driver's ServiceAccount, under the runtime's
+// field manager), without the runtime's 30 s wait before its first write, and returns the
+// status line.
+func writeWaiting(t *testing.T, c *testcluster.Cluster, ns, svc, appID string, pod *corev1.Pod) string {
+	t.Helper()
+	cl, err := binder.NewClient(c.ServiceAccountConfig(t, ns, "spark"), binder.Target{
+		Namespace: ns, Service: svc, AppID: appID, PortName: names.UIPortName, PodName: pod.Name, PodUID: string(pod.UID),
+		Selector: binder.DefaultSelector(appID),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := binder.State{State: names.UIStateWaiting, Since: time.Now(), Pod: pod.Name, Reason: "port 4040: TLS the runtime cannot verify"}
+	if got, err := cl.Waiting(testcluster.Context(t, 10*time.Second), st); got != binder.WaitingWritten || err != nil {
+		t.Fatalf("the waiting state: %v %v", got, err)
+	}
+	return uiStatus(t, c, ns, svc, names.UIStateWaiting, pod.Name, 0)
 }

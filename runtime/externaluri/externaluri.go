@@ -91,6 +91,24 @@ func (s *Service) HistoryURI() string {
 	return s.Metadata.Annotations[names.AnnotationHistoryURI]
 }
 
+// Waiting is what the status annotations say while a runtime waits to bind
+// (docs/service-status.md): "" unless ui-state is waiting. They are the application's claims
+// about itself, read for its own Service only.
+func (s *Service) Waiting() string {
+	a := s.Metadata.Annotations
+	if a[names.AnnotationUIState] != names.UIStateWaiting {
+		return ""
+	}
+	w := "waiting since " + a[names.AnnotationUISince]
+	if p := a[names.AnnotationUIPod]; p != "" {
+		w += " (driver Pod " + p + ")"
+	}
+	if r := a[names.AnnotationUIReason]; r != "" {
+		w += ": " + r
+	}
+	return w
+}
+
 // Withdrawn reports whether the runtime withdrew the Service.
 func (s *Service) Withdrawn() bool {
 	_, withdrawn := s.Spec.Selector[names.WithdrawnSelectorKey]

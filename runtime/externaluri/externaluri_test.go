@@ -156,30 +156,42 @@ func TestWait(t *testing.T) {
 		t.Cleanup(cancel)
 		return c
 	}
-	if uri, err := Wait(ctx(), seq("404", "err", unbound, bound, published), b); uri != "http://h:1" || err != nil {
+	if uri, err := Wait(ctx(), seq("404", "err", unbound, bound, published), b, nil); uri != "http://h:1" || err != nil {
 		t.Errorf("published: %q %v", uri, err)
 	}
-	if _, err := Wait(ctx(), seq(unbound, withdrawn), b); !errors.Is(err, ErrWithdrawn) {
+	if _, err := Wait(ctx(), seq(unbound, withdrawn), b, nil); !errors.Is(err, ErrWithdrawn) {
 		t.Errorf("withdrawn: %v", err)
 	}
 	// Handed off to the History Server: withdrawn for every other purpose, its page told.
 	handedOff := `{"metadata":{"annotations":{"sparkui.dev/history-uri":"https://shs/history/a/"}},"spec":{"selector":{"sparkui.dev/history-redirector":"true"}}}`
 	var h *HandedOff
-	if _, err := Wait(ctx(), seq(bound, handedOff), b); !errors.Is(err, ErrHandedOff) || !errors.As(err, &h) || h.HistoryURI != "https://shs/history/a/" {
+	if _, err := Wait(ctx(), seq(bound, handedOff), b, nil); !errors.Is(err, ErrHandedOff) || !errors.As(err, &h) || h.HistoryURI != "https://shs/history/a/" {
 		t.Errorf("handed off: %v", err)
 	}
 	// A stale URI on a handed-off Service is never returned.
-	if _, err := Wait(ctx(), seq(`{"metadata":{"annotations":{"sparkui.dev/resolved-external-uri":"http://h:1"}},"spec":{"selector":{"sparkui.dev/history-redirector":"true"}}}`), b); !errors.Is(err, ErrHandedOff) {
+	if _, err := Wait(ctx(), seq(`{"metadata":{"annotations":{"sparkui.dev/resolved-external-uri":"http://h:1"}},"spec":{"selector":{"sparkui.dev/history-redirector":"true"}}}`), b, nil); !errors.Is(err, ErrHandedOff) {
 		t.Errorf("handed off with a URI: %v", err)
 	}
-	if _, err := Wait(ctx(), seq(bound, "404"), b); !errors.Is(err, ErrDeleted) {
+	if _, err := Wait(ctx(), seq(bound, "404"), b, nil); !errors.Is(err, ErrDeleted) {
 		t.Errorf("deleted: %v", err)
 	}
-	if _, err := Wait(ctx(), seq(bound), b); !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "no sparkui.dev/resolved-external-uri annotation yet") {
+	if _, err := Wait(ctx(), seq(bound), b, nil); !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "no sparkui.dev/resolved-external-uri annotation yet") {
 		t.Errorf("timeout: %v", err)
 	}
-	if _, err := Wait(ctx(), seq("404"), b); !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "does not exist") {
+	if _, err := Wait(ctx(), seq("404"), b, nil); !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("never there: %v", err)
+	}
+	// Withdrawn by an earlier driver Pod, and the next one's runtime says it waits: waited
+	// for, the reason told once and in the timeout.
+	waiting := `{"metadata":{"annotations":{"sparkui.dev/ui-state":"waiting","sparkui.dev/ui-since":"2026-12-05T18:31:16Z",` +
+		`"sparkui.dev/ui-pod":"wc-2-driver","sparkui.dev/ui-reason":"port 4040: TLS the runtime cannot verify"}},"spec":{"selector":{"sparkui.dev/withdrawn":"u"}}}`
+	var told []string
+	const want = "the UI Service is not bound yet: the runtime is waiting since 2026-12-05T18:31:16Z (driver Pod wc-2-driver): port 4040: TLS the runtime cannot verify"
+	if _, err := Wait(ctx(), seq(unbound, waiting), b, func(s string) { told = append(told, s) }); !errors.Is(err, ErrTimeout) || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("waiting: %v", err)
+	}
+	if len(told) != 2 || told[1] != want {
+		t.Errorf("told %q, want the unbound Service then %q", told, want)
 	}
 }
 

@@ -40,22 +40,28 @@ func (h *HandedOff) Unwrap() error { return ErrHandedOff }
 type Getter func(ctx context.Context) (svc *Service, found bool, err error)
 
 // Wait reads the Service with get (capped exponential backoff with jitter) until it carries a
-// resolved URI while bound, and returns it. It fails with ErrWithdrawn when the Service is
-// withdrawn, a *HandedOff (ErrHandedOff) when it is handed off to the History Server, ErrDeleted when a Service seen before is gone, and ErrTimeout (wrapped with the
+// resolved URI while bound, and returns it; report (nil: none) hears every change of what it
+// sees meanwhile, the runtime's waiting state and reason included. It fails with ErrWithdrawn
+// when the Service is withdrawn (unless a later runtime of the application says it waits to
+// bind it: the Service will be bound again), a *HandedOff (ErrHandedOff) when it is handed off to the History Server, ErrDeleted when a Service seen before is gone, and ErrTimeout (wrapped with the
 // last state seen) when ctx ends first.
-func Wait(ctx context.Context, get Getter, b wait.Backoff) (string, error) {
+func Wait(ctx context.Context, get Getter, b wait.Backoff, report func(string)) (string, error) {
 	seen := false
 	last := "not read yet"
 	for {
 		svc, found, err := get(ctx)
+		prev := last
 		switch {
+		case err != nil && ctx.Err() != nil:
+			// The time allowed ran out during the read: what was seen before is the news.
+			return "", fmt.Errorf("%w: %s", ErrTimeout, last)
 		case err != nil:
 			last = err.Error()
 		case !found && seen:
 			return "", ErrDeleted
 		case !found:
 			last = "the Service does not exist (yet?)"
-		case svc.Withdrawn():
+		case svc.Withdrawn() && svc.Waiting() == "":
 			return "", ErrWithdrawn
 		case svc.HandedOff():
 			return "", &HandedOff{HistoryURI: svc.HistoryURI()}
@@ -64,11 +70,17 @@ func Wait(ctx context.Context, get Getter, b wait.Backoff) (string, error) {
 			if uri := svc.URI(); uri != "" && svc.Bound() {
 				return uri, nil
 			}
-			if !svc.Bound() {
+			switch {
+			case svc.Waiting() != "":
+				last = "the UI Service is not bound yet: the runtime is " + svc.Waiting()
+			case !svc.Bound():
 				last = "the UI Service is not bound yet (the UI has not been found)"
-			} else {
+			default:
 				last = "bound, no " + names.AnnotationResolvedExternalURI + " annotation yet"
 			}
+		}
+		if report != nil && last != prev {
+			report(last)
 		}
 		t := time.NewTimer(b.Step())
 		select {

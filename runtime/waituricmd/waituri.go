@@ -56,7 +56,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	uri, denied, err := s.wait(ctx, c)
+	uri, denied, err := s.wait(ctx, c, stderr)
 	if err == nil {
 		fmt.Fprintln(stdout, uri)
 		return verb.ExitOK
@@ -104,9 +104,11 @@ func (s *waitURISettings) client() (*binder.Client, error) {
 	return binder.NewClient(restCfg, binder.Target{Namespace: s.namespace, Service: s.service})
 }
 
-// wait reads the Service until it carries the external URI. A 404 is waited out (the Service
-// may not be created yet); a denial ends the wait at once and is returned as denied.
-func (s *waitURISettings) wait(ctx context.Context, c *binder.Client) (uri string, denied, err error) {
+// wait reads the Service until it carries the external URI, telling stderr each new thing it
+// sees meanwhile (the runtime's waiting state and reason, so that a wait is never silent). A
+// 404 is waited out (the Service may not be created yet); a denial ends the wait at once and
+// is returned as denied.
+func (s *waitURISettings) wait(ctx context.Context, c *binder.Client, stderr io.Writer) (uri string, denied, err error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	get := func(ctx context.Context) (*externaluri.Service, bool, error) {
@@ -120,7 +122,8 @@ func (s *waitURISettings) wait(ctx context.Context, c *binder.Client) (uri strin
 		}
 		return svc, err == nil, err
 	}
-	uri, err = externaluri.Wait(ctx, get, waitURIBackoff)
+	report := func(what string) { fmt.Fprintf(stderr, "sparkui-runtime wait-uri: %s: %s\n", s.where(), what) }
+	uri, err = externaluri.Wait(ctx, get, waitURIBackoff, report)
 	return uri, denied, err
 }
 
@@ -158,7 +161,10 @@ var Help = cli.Command{
 	Short: "wait until the UI Service carries its external URI while bound, and print it",
 	Usage: []string{"sparkui-runtime wait-uri --service=NAME [--namespace=NS] [--timeout=D] [--kubeconfig=FILE]"},
 	Long: `Reads the Service with GET (200 ms doubling to 5 s, jittered): get on that Service is all it
-needs. A Service that does not exist yet is waited for.`,
+needs. A Service that does not exist yet is waited for. Each new thing it sees meanwhile goes
+to stderr, the runtime's waiting state and its reason included (sparkui.dev/ui-state: waiting,
+docs/service-status.md); a Service withdrawn by an earlier driver Pod whose next runtime says
+it is waiting is waited for, not reported withdrawn.`,
 	Examples: []string{
 		"sparkui-runtime wait-uri --namespace=spark-jobs --service=spark-pi-sparkui-ui-svc --timeout=10m",
 	},
