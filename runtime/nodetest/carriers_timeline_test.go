@@ -143,7 +143,9 @@ func awaitRun(t *testing.T, n *testnode.Node, tl *uiTimeline, ns, svcName, sel s
 		return false, strings.Join(why, "; ")
 	})
 	r.ctr = driverContainer(t, &r.pod.Spec)
-	m := logLine(t, n, ns, r.pod.Name, r.ctr, regexp.MustCompile(`listening (\d+) app (\S+)`), 2*time.Minute)
+	// By UID: a Pod made again under the same name (the SparkConnect server, a StatefulSet's
+	// Pod) may start while its predecessor's log directory is still on the node.
+	m := logLineOf(t, n, ns, r.pod.Name, string(r.pod.UID), r.ctr, regexp.MustCompile(`listening (\d+) app (\S+)`), 2*time.Minute)
 	r.uiPort, r.appID = m[1], m[2]
 	uid := string(r.pod.UID)
 	testcluster.WaitFor(t, 90*time.Second, "the UI Service bound to "+r.pod.Name+" on "+r.uiPort, func() (bool, string) {
