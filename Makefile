@@ -249,8 +249,9 @@ bench-rss: $(BENCHSTAT)
 # network namespace of its own) against the test control plane with kube-controller-manager,
 # started in a burst and then N more in a trickle (one every INTERVAL), each run ended by a
 # burst of SIGTERMs; prints the tables of docs/performance.md "At scale" (and writes them to
-# scale.out; STARTS=burst runs the burst alone). Its 50-application form, TestScaleSmall, runs in `make test`. Runs as root (or
-# with unprivileged user namespaces); N=1000 needs about 3,000 processes.
+# scale.out; STARTS=burst or STARTS=trickle runs that one alone). Its 50-application form,
+# TestScaleSmall, runs in `make test`. Runs as root (or with unprivileged user namespaces);
+# N=1000 needs about 3,000 processes.
 N ?= 100
 INTERVAL ?= 50ms
 STARTS ?= burst,trickle

@@ -22,10 +22,10 @@ func TestPatchOnceOn429(t *testing.T) {
 	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
-		w.Header().Set("Content-Type", "application/json")
+		// As priority and fairness answers: the header and plain text, no Status
+		// (k8s.io/apiserver v0.37.2 pkg/server/filters/priority-and-fairness.go, tooManyRequests).
 		w.Header().Set("Retry-After", "1")
-		w.WriteHeader(http.StatusTooManyRequests)
-		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Too many requests, please try again later.","reason":"TooManyRequests","details":{"retryAfterSeconds":1},"code":429}`))
+		http.Error(w, "Too many requests, please try again later.", http.StatusTooManyRequests)
 	}))
 	defer srv.Close()
 	c, err := NewClient(&rest.Config{Host: srv.URL}, target)

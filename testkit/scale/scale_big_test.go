@@ -25,6 +25,10 @@ var (
 // control plane, each run ended by a burst of SIGTERMs, and reports both (docs/performance.md
 // "At scale"). The goals TestScaleSmall asserts are asserted here too.
 func TestScale(t *testing.T) {
+	starts, err := parseStarts(*scaleStarts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	bins := Build(t)
 	c, audit := Cluster(t, nil)
 	timeout := max(3*time.Minute, time.Duration(*scaleN)*600*time.Millisecond)
@@ -33,7 +37,7 @@ func TestScale(t *testing.T) {
 		name     string
 		interval time.Duration
 	}{{"burst", 0}, {fmt.Sprintf("trickle (one start every %s)", *scaleInterval), *scaleInterval}} {
-		if !strings.Contains(*scaleStarts, strings.Fields(run.name)[0]) {
+		if !starts[strings.Fields(run.name)[0]] {
 			continue
 		}
 		ns := "scale-burst"
@@ -54,4 +58,19 @@ func TestScale(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// parseStarts reads -scale.starts (STARTS=): a comma-separated subset of burst and trickle.
+// Anything else is refused rather than silently running nothing and passing.
+func parseStarts(v string) (map[string]bool, error) {
+	starts := map[string]bool{}
+	for _, s := range strings.Split(v, ",") {
+		switch s = strings.TrimSpace(s); s {
+		case "burst", "trickle":
+			starts[s] = true
+		default:
+			return nil, fmt.Errorf("-scale.starts (STARTS) %q: %q is neither burst nor trickle", v, s)
+		}
+	}
+	return starts, nil
 }
