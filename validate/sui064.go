@@ -38,9 +38,14 @@ metadata:
 }
 
 // ingressAuthAnnotations are the Ingress annotations that put authentication in front of the
-// backend: ingress-nginx's external and basic/digest auth (docs "Annotations": auth-url,
-// auth-type) and Traefik's middlewares (traefik.ingress.kubernetes.io/router.middlewares, where
-// forwardAuth and basicAuth middlewares are attached).
+// backend, as their projects document them (read 2026-12-06): ingress-nginx's external auth
+// (kubernetes.github.io/ingress-nginx examples/auth/external-auth and oauth-external-auth:
+// `auth-url`, with `auth-signin` for the login redirect) and basic/digest auth (`auth-type` with
+// `auth-secret`, added in kubernetes-retired/contrib#946); Traefik's Kubernetes Ingress provider
+// (doc.traefik.io routing-configuration/kubernetes/ingress, "On Ingress":
+// `router.middlewares`, where forwardAuth, basicAuth and digestAuth middlewares are attached; a
+// middleware list that authenticates nothing is still taken as auth: the function cannot read
+// the Middleware objects, and a false warning there would teach users to ignore the rule).
 var ingressAuthAnnotations = []string{
 	"nginx.ingress.kubernetes.io/auth-url",
 	"nginx.ingress.kubernetes.io/auth-type",
