@@ -153,3 +153,27 @@ func TestEventsForbidden(t *testing.T) {
 		t.Errorf("the 403 logged %d times, want once:\n%s", n, r.logs.String())
 	}
 }
+
+// TestEventsOff: with --events=false (runtime.events: false) the runtime sends no request on
+// Events at all, even where the Role would allow them, and binds and withdraws as before.
+func TestEventsOff(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, shared(t), appOpts{})
+	a.grantEvents(t)
+	ui := startUI(t, fakespark.Options{AppID: a.appID, PodName: a.pod.Name, Namespace: a.ns, State: fakespark.Ready})
+	cfg := a.config(t)
+	cfg.NoEvents = true
+	r := start(t, a, cfg)
+	r.waitBound(t, ui.Port)
+	if err := r.stop(t); err != nil {
+		t.Fatalf("Run after SIGTERM: %v", err)
+	}
+	a.checkWithdrawn(t)
+	a.waitAudit(t, map[string]int{"patch": 2, "patch 200": 2, "get": 0})
+	if got := a.auditResource(t, sidecar.EventsResource); len(got) != 0 {
+		t.Errorf("requests on events %v with --events=false, want none", got)
+	}
+	if evs := a.runtimeEvents(t); len(evs) != 0 {
+		t.Errorf("%d Events stored with --events=false", len(evs))
+	}
+}
