@@ -47,14 +47,23 @@ func (a *app) grantEvents(t testing.TB) {
 	})
 }
 
-// runtimeEvents lists the namespace's events.k8s.io/v1 Events, oldest first.
+// runtimeEvents lists the namespace's events.k8s.io/v1 Events about the driver Pod or by
+// sparkui-runtime, oldest first; the controller-manager's Events about other objects (the
+// EndpointSlice controller's, ...) are only logged.
 func (a *app) runtimeEvents(t testing.TB) []eventsv1.Event {
 	t.Helper()
 	list, err := a.c.Client.EventsV1().Events(a.ns).List(testcluster.Context(t, 10*time.Second), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs := list.Items
+	var evs []eventsv1.Event
+	for _, e := range list.Items {
+		if e.ReportingController == events.ReportingController || (e.Regarding.Kind == "Pod" && e.Regarding.Name == a.pod.Name) {
+			evs = append(evs, e)
+		} else {
+			t.Logf("not the runtime's: %s", eventLine(e))
+		}
+	}
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].EventTime.Before(&evs[j].EventTime) })
 	return evs
 }

@@ -13,7 +13,8 @@
 //     action, reason, reporting controller and instance, regarding and related are one
 //     "isomorphic" Event. The second makes it an EventSeries (count 2, one PATCH); later ones
 //     only raise the count in memory, written by finishSeries once the series has been quiet
-//     for 6 minutes and by refreshExistingEventSeries every 30 minutes. The note is not part
+//     for 6 minutes and by refreshExistingEventSeries every 30 minutes (and once when recording
+//     starts, which may patch a series just begun a second time). The note is not part
 //     of the key: a repeat keeps the first note and counts.
 //   - Retries (attemptRecording, recordEvent): an error the API server answered (a
 //     *errors.StatusError: 403 Forbidden, 422 Invalid, ...) is never retried ("Server rejected
@@ -21,7 +22,8 @@
 //     (jittered), and not past the context given to StartRecordingToSinkWithContext.
 //
 // So without the RBAC for Events (403) each distinct Event costs one refused POST, its first
-// repeat one refused PATCH, and nothing more: no storm, and nothing waits on it.
+// repeat one refused PATCH (rarely two), a series that goes on one more every 30 minutes, and
+// nothing more: no storm, and nothing waits on it.
 package events
 
 import (
