@@ -228,8 +228,49 @@ var refusedCases = map[string][]string{
   resources: [pods]
   verbs: [get]`),
 		binderRole(``),
+		// The events rule widened, or beside a third rule, or the events rule alone.
+		binderRole(svcRule + `
+- apiGroups: [events.k8s.io]
+  resources: [events]
+  verbs: [create, patch, delete]`),
+		binderRole(svcRule + `
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create, patch]`),
+		binderRole(svcRule + `
+- apiGroups: [events.k8s.io, ""]
+  resources: [events]
+  verbs: [create, patch]`),
+		binderRole(svcRule + `
+- apiGroups: [events.k8s.io]
+  resources: [events, pods]
+  verbs: [create, patch]`),
+		binderRole(svcRule + `
+- apiGroups: ["*"]
+  resources: ["*"]
+  verbs: [create, patch]`),
+		binderRole(svcRule + eventsRule + eventsRule),
+		binderRole(svcRule + eventsRule + `
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [get]`),
+		binderRole(eventsRule),
+		binderRole(svcRule + svcRule),
 	},
 }
+
+// svcRule and eventsRule are the two rules sparkui-fn writes into its Role (events on).
+const (
+	svcRule = `
+- apiGroups: [""]
+  resources: [services]
+  resourceNames: [pi-ui-svc]
+  verbs: [get, patch]`
+	eventsRule = `
+- apiGroups: [events.k8s.io]
+  resources: [events]
+  verbs: [create, patch]`
+)
 
 // admittedCases are manifests the policy named by the key admits, and no other sparkui
 // policy answers, nor does the function report the policy's rule for them: the near misses
@@ -288,6 +329,17 @@ metadata: {name: empty, namespace: analytics}
   resources: [services]
   resourceNames: [pi-ui-svc]
   verbs: [get, patch]`),
+		// What it writes with Events on, in either order, the verbs in any order.
+		binderRole(svcRule + eventsRule),
+		binderRole(eventsRule + `
+- apiGroups: [""]
+  resources: [services]
+  resourceNames: [pi-ui-svc]
+  verbs: [patch, get]`),
+		binderRole(svcRule + `
+- apiGroups: [events.k8s.io]
+  resources: [events]
+  verbs: [patch, create, create]`),
 		// Order and a repeated verb grant nothing more.
 		binderRole(`
 - apiGroups: [""]

@@ -19,9 +19,9 @@ import (
 // contractCases are the reference inputs of the runtime contract's fingerprint: between them
 // every optional arg, env entry and mount the function can inject (a bare Pod, a workload's
 // run label and guard, nodePort's HOST_IP, the History Server's env, the auth Secret mount,
-// TLS's --ssl-ui-port).
+// TLS's --ssl-ui-port, runtime.events: false's --events=false).
 var contractCases = []string{"fixed-port", "carrier-deployment", "external-uri-nodeport", "history-server",
-	"runtime-auth-header", "tls-explicit-port", "carrier-kubeflow-template"}
+	"runtime-auth-header", "tls-explicit-port", "carrier-kubeflow-template", "runtime-events-off"}
 
 // injected is the shape of what transform injects, without the values that are the
 // application's (flag values, names): args as flag names, env as names, everything else of the

@@ -119,7 +119,7 @@ func TestSkew(t *testing.T) {
 		{name: "new runtime, old function", binary: binary, rendering: oldRendering},
 		{name: "new runtime, newer settings", binary: binary, rendering: newRendering,
 			extraArgs: []string{"--from-a-newer-contract=x"}, extraEnv: []string{"SPARKUI_NEWER_SETTING=1"},
-			notice: "ignoring settings this runtime (contract 1.1) does not know: flags --from-a-newer-contract; environment SPARKUI_NEWER_SETTING"},
+			notice: "ignoring settings this runtime (contract 1.2) does not know: flags --from-a-newer-contract; environment SPARKUI_NEWER_SETTING"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := c.UniqueNamespace(t)

@@ -84,7 +84,7 @@ func planApp(m *app.Model, a *app.App, o Options, seen map[*yaml.RNode]bool) *Ap
 	p.Add = make([]*yaml.RNode, 0, 3+len(rp.add))
 	p.own(a.UIService, wantUIService(a, o, &rp))
 	if o.CreateRBAC {
-		p.own(a.Role, NewRole(a))
+		p.own(a.Role, NewRole(a, o))
 		p.own(a.RoleBinding, NewRoleBinding(a))
 	}
 	p.Carrier = InjectionPlan(a, o)

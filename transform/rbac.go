@@ -10,13 +10,23 @@ import (
 
 const rbacAPIVersion = "rbac.authorization.k8s.io/v1"
 
-func roleRules(a *app.App) *yaml.Node {
-	return yamlx.NewSeq(yamlx.NewMap(
+func roleRules(a *app.App, o Options) *yaml.Node {
+	rules := yamlx.NewSeq(yamlx.NewMap(
 		"apiGroups", []string{""},
 		"resources", []string{"services"},
 		"resourceNames", []string{a.UIServiceName},
 		"verbs", sidecar.RuntimeVerbs,
 	))
+	if !o.NoEvents {
+		// The runtime's Events (docs/events.md). No resourceNames: an Event's name is made
+		// when it is created, and RBAC checks a create before there is a name to match.
+		rules.Content = append(rules.Content, yamlx.NewMap(
+			"apiGroups", []string{sidecar.EventsAPIGroup},
+			"resources", []string{sidecar.EventsResource},
+			"verbs", sidecar.EventsVerbs,
+		))
+	}
+	return rules
 }
 
 func roleRef(a *app.App) *yaml.Node {
@@ -33,9 +43,10 @@ func subjects(a *app.App) *yaml.Node {
 	return yamlx.NewSeq(s)
 }
 
-// NewRole grants get and patch on exactly the UI Service.
-func NewRole(a *app.App) *yaml.RNode {
-	return object(rbacAPIVersion, "Role", ownMeta(a, a.BinderName), "rules", roleRules(a))
+// NewRole grants get and patch on exactly the UI Service, and create and patch on Events
+// unless they are off.
+func NewRole(a *app.App, o Options) *yaml.RNode {
+	return object(rbacAPIVersion, "Role", ownMeta(a, a.BinderName), "rules", roleRules(a, o))
 }
 
 // NewRoleBinding binds the Role to the driver's ServiceAccount.

@@ -23,6 +23,7 @@ func fieldEnv(name, path string) *yaml.Node {
 func RuntimeContainer(a *app.App, o Options) *yaml.Node {
 	cfg := a.RuntimeConfig(o.ExternalURI)
 	o.RuntimeAuth.Apply(&cfg)
+	cfg.NoEvents = o.NoEvents
 	var args []any
 	for _, s := range cfg.Args() {
 		args = append(args, s)

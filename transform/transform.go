@@ -25,6 +25,9 @@ type Options struct {
 	// RuntimeAuth is the credential the runtime sends to a UI behind spark.ui.filters, from
 	// a Secret in the application's namespace; zero: none.
 	RuntimeAuth sidecar.Auth
+	// NoEvents is runtime.events: false: the runtime is told --events=false and the Role
+	// has no events rule.
+	NoEvents bool
 	// Route is the route to each application's UI Service (spec.route).
 	Route RouteOptions
 	// History is the History Server hand-off (historyServer): passed to the runtime as env

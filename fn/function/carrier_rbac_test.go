@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,9 +18,10 @@ import (
 )
 
 // TestRoleEveryCarrierAndURIMode: for every carrier fixture (and spark-submit Pods) and every
-// external-URI mode with a Service type it works with, each Role the function writes is
-// exactly one rule, get and patch on services in the core group restricted by resourceNames
-// to its own application's UI Service, and its RoleBinding binds that Role. Decoded as the
+// external-URI mode with a Service type it works with, with Events on and off, each Role the
+// function writes is exactly one rule, get and patch on services in the core group restricted
+// by resourceNames to its own application's UI Service, plus (Events on) exactly create and
+// patch on events.k8s.io events, and its RoleBinding binds that Role. Decoded as the
 // API server reads it (rbac/v1 types), not compared as bytes: a rewritten golden cannot make
 // a Role that reaches another Service pass.
 //
@@ -47,21 +49,24 @@ func TestRoleEveryCarrierAndURIMode(t *testing.T) {
 		}
 		for _, route := range routes {
 			for _, m := range modes {
-				t.Run(filepath.Base(filepath.Dir(in))+"/"+route+"/"+m.serviceType+"-"+m.uri, func(t *testing.T) {
-					fc := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: sparkui}\ndata:\n  kubeflowInjection: " + route +
-						"\n  serviceType: " + m.serviceType + "\n  externalURI: " + m.uri + "\n"
-					checkRoles(t, process(t, items, fc))
-				})
+				for _, events := range []bool{true, false} {
+					t.Run(filepath.Base(filepath.Dir(in))+"/"+route+"/"+m.serviceType+"-"+m.uri+"/events="+strconv.FormatBool(events), func(t *testing.T) {
+						fc := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: sparkui}\ndata:\n  kubeflowInjection: " + route +
+							"\n  serviceType: " + m.serviceType + "\n  externalURI: " + m.uri + "\n  runtimeEvents: \"" + strconv.FormatBool(events) + "\"\n"
+						checkRoles(t, process(t, items, fc), events)
+					})
+				}
 			}
 		}
 	}
 }
 
 // checkRoles: every UI Service in out has one Role and one RoleBinding of its application,
-// the Role granting exactly get and patch on that Service, and there is no other sparkui Role.
+// the Role granting exactly get and patch on that Service (and, with events, create and patch
+// on events.k8s.io events), and there is no other sparkui Role.
 // Carriers of one name share the identity label (carrier-same-name): a Role may name any UI
 // Service of its identity, each named by exactly one Role.
-func checkRoles(t *testing.T, out []*yaml.RNode) {
+func checkRoles(t *testing.T, out []*yaml.RNode, events bool) {
 	t.Helper()
 	uiServices := map[string][]string{} // namespace + identity → its UI Services' names
 	var roles []rbacv1.Role
@@ -88,7 +93,7 @@ func checkRoles(t *testing.T, out []*yaml.RNode) {
 	granted := map[string]int{} // namespace/UI Service → Roles naming it
 	for _, r := range roles {
 		own := uiServices[r.Namespace+"/"+identity(r.Labels)]
-		if len(r.Rules) != 1 || len(r.Rules[0].ResourceNames) != 1 || !slices.Contains(own, r.Rules[0].ResourceNames[0]) {
+		if len(r.Rules) == 0 || len(r.Rules[0].ResourceNames) != 1 || !slices.Contains(own, r.Rules[0].ResourceNames[0]) {
 			t.Errorf("Role %s/%s grants %+v: want one rule naming one of its application's UI Services %v", r.Namespace, r.Name, r.Rules, own)
 			continue
 		}
@@ -96,6 +101,9 @@ func checkRoles(t *testing.T, out []*yaml.RNode) {
 		granted[r.Namespace+"/"+svc]++
 		want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"services"},
 			ResourceNames: []string{svc}, Verbs: []string{"get", "patch"}}}
+		if events {
+			want = append(want, rbacv1.PolicyRule{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}})
+		}
 		if !reflect.DeepEqual(r.Rules, want) {
 			t.Errorf("Role %s/%s grants %+v, want exactly %+v", r.Namespace, r.Name, r.Rules, want)
 		}

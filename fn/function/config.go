@@ -155,6 +155,9 @@ func applyTyped(typed map[string]any, cfg *Config) {
 	if v, ok := get("spec", "runtime", "image"); ok {
 		cfg.Transform.RuntimeImage = v.(string)
 	}
+	if v, ok := get("spec", "runtime", "events"); ok {
+		cfg.Transform.NoEvents = !v.(bool)
+	}
 	bearer, hasBearer := get("spec", "runtime", "auth", "bearerTokenSecret")
 	header, hasHeader := get("spec", "runtime", "auth", "headerSecret")
 	cfg.authBoth = hasBearer && hasHeader

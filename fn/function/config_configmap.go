@@ -23,6 +23,7 @@ var configMapKeys = map[string][]string{
 	"servicePort":    {"spec", "service", "port"},
 	"externalURI":    {"spec", "service", "externalURI"},
 	"runtimeImage":   {"spec", "runtime", "image"},
+	"runtimeEvents":  {"spec", "runtime", "events"},
 	"createRBAC":     {"spec", "rbac", "create"},
 	// "<secret name>/<key>": the typed form's {name, key}.
 	"authBearerSecret":  {"spec", "runtime", "auth", "bearerTokenSecret"},
@@ -88,7 +89,7 @@ func fromConfigMap(fc *yaml.RNode, cfg *Config) (map[string]any, framework.Resul
 				return
 			}
 			value = []any{ref}
-		case "enabled", "create", "grpc":
+		case "enabled", "create", "grpc", "events":
 			b, err := strconv.ParseBool(val)
 			if err != nil {
 				results = append(results, validate.ConfigError(fc, fieldpath.Key("data", key), fmt.Sprintf("%q is not true or false", val)))

@@ -36,7 +36,7 @@ func TestUnknownFieldSuggestions(t *testing.T) {
 	}
 }
 
-const allKeys = "authBearerSecret, authHeaderSecret, createRBAC, externalURI, historyRedirectorPort, historyServerURL, kubeflowInjection, mode, routeGRPC, routeGRPCHostname, routeHostname, routeIngressClass, routeKind, routeParentRef, routePathPrefix, routeTLSSecret, runtimeImage, serviceEnabled, servicePort, serviceType, and spark.* properties"
+const allKeys = "authBearerSecret, authHeaderSecret, createRBAC, externalURI, historyRedirectorPort, historyServerURL, kubeflowInjection, mode, routeGRPC, routeGRPCHostname, routeHostname, routeIngressClass, routeKind, routeParentRef, routePathPrefix, routeTLSSecret, runtimeEvents, runtimeImage, serviceEnabled, servicePort, serviceType, and spark.* properties"
 
 func TestNearest(t *testing.T) {
 	for _, tc := range []struct{ name, want string }{

@@ -175,6 +175,12 @@ type Config struct {
 	// writes instead of the ownerReference. false: the bind makes this Pod the Service's owner
 	// and that ownerReference is the guard.
 	NoOwnerReference bool
+
+	// NoEvents (flag --events=false, functionConfig runtime.events: false) turns the
+	// runtime's Kubernetes Events off (docs/events.md), for clusters that forbid granting
+	// create on events; the function then leaves the events rule out of the Role. false: the
+	// runtime records them (contract 1.2; a 1.1 runtime ignores the flag as a newer contract's).
+	NoEvents bool
 }
 
 // Flags registers c's fields on fs under their argument names.
@@ -194,30 +200,32 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.AuthHeaderFile, "auth-header-file", c.AuthHeaderFile, "file holding one header line \"Name: value\" sent to the UI's REST API; re-read when it changes")
 	fs.StringVar(&c.GuardLabel, "guard-label", c.GuardLabel, "KEY=VALUE: the Service label the runtime's patches test instead of spark-app-selector=<app-id> (then --app-id may be empty)")
 	fs.StringVar(&c.PodSelector, "selector", c.PodSelector, "selector that picks the driver Pod when bound, k=v[,k=v] (default spark-app-selector=<app-id>,spark-role=driver); refused if it holds an unexpanded $( or an empty key or value")
-	fs.Var((*ownerFlag)(&c.NoOwnerReference), "owner-reference", "the bind makes this Pod the Service's owner (false: the Service outlives the Pod; the bind writes the label "+LabelBoundPod+" instead)")
+	fs.Var((*negFlag)(&c.NoEvents), "events", "record Kubernetes Events about the driver Pod (false: none; the Role then needs no events rule)")
+	fs.Var((*negFlag)(&c.NoOwnerReference), "owner-reference", "the bind makes this Pod the Service's owner (false: the Service outlives the Pod; the bind writes the label "+LabelBoundPod+" instead)")
 }
 
-// ownerFlag is --owner-reference, the negation of Config.NoOwnerReference (whose zero value
-// is the default, so that existing Config literals keep today's behaviour).
-type ownerFlag bool
+// negFlag is a flag that sets the negation of a Config field (--owner-reference for
+// NoOwnerReference, --events for NoEvents) whose zero value is the default, so that existing
+// Config literals keep today's behaviour.
+type negFlag bool
 
-func (o *ownerFlag) String() string {
+func (o *negFlag) String() string {
 	if o == nil {
 		return "true"
 	}
 	return strconv.FormatBool(!bool(*o))
 }
 
-func (o *ownerFlag) Set(s string) error {
+func (o *negFlag) Set(s string) error {
 	v, err := strconv.ParseBool(s)
 	if err != nil {
 		return err
 	}
-	*o = ownerFlag(!v)
+	*o = negFlag(!v)
 	return nil
 }
 
-func (o *ownerFlag) IsBoolFlag() bool { return true }
+func (o *negFlag) IsBoolFlag() bool { return true }
 
 // Args is the container's args for `run` with c.
 func (c Config) Args() []string {
@@ -257,6 +265,9 @@ func (c Config) Args() []string {
 	}
 	if c.NoOwnerReference {
 		args = append(args, "--owner-reference=false")
+	}
+	if c.NoEvents {
+		args = append(args, "--events=false")
 	}
 	return args
 }
@@ -301,6 +312,17 @@ const (
 // a guarded patch is refused) and patch (bind and withdraw). The function grants exactly
 // these, validation checks the input's RBAC grants them.
 var RuntimeVerbs = []string{"get", "patch"}
+
+// The one more rule the function's Role has unless Events are off (NoEvents): what client-go's
+// events library sends to events.k8s.io/v1 (POST a new Event, PATCH a series; never GET or
+// UPDATE: k8s.io/client-go tools/events event_broadcaster.go recordEvent). It cannot be
+// narrowed by resourceNames: an Event's name is generated, and the RBAC authorizer checks a
+// create before any name exists.
+var (
+	EventsAPIGroup = "events.k8s.io"
+	EventsResource = "events"
+	EventsVerbs    = []string{"create", "patch"}
+)
 
 // PortName is the UI Service port's name: Spark's name for the UI port, or "https" when the
 // UI serves TLS, so that clients and meshes going by the name speak TLS to it. The function

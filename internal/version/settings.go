@@ -20,7 +20,10 @@ type Setting struct {
 	Changelog string
 }
 
-const changelog10 = "Runtime contract 1.0 (sparkui 0.1.0)"
+const (
+	changelog10 = "Runtime contract 1.0 (sparkui 0.1.0)"
+	changelog12 = "Runtime contract 1.2 (2026-12-06)"
+)
 
 // Settings is every setting the function writes, in one place next to RuntimeContract: a
 // contract that adds a flag or variable adds its row here, in the same commit as its CHANGELOG
@@ -43,6 +46,7 @@ var Settings = []Setting{
 	{"--guard-label", "1.0", changelog10},
 	{"--selector", "1.0", changelog10},
 	{"--owner-reference", "1.0", changelog10},
+	{"--events", "1.2", changelog12},
 	{"POD_NAME", "1.0", changelog10},
 	{"POD_NAMESPACE", "1.0", changelog10},
 	{"POD_UID", "1.0", changelog10},

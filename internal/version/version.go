@@ -16,7 +16,7 @@ var Version = "0.1.0"
 // Changing it is a decision recorded in CHANGELOG.md's runtime-contract section, and
 // fn/contract_test.go fails when the injected fields change without it. A const, not a var:
 // no -X flag can move it.
-const RuntimeContract = "1.1"
+const RuntimeContract = "1.2"
 
 // RuntimeRepository is where the runtime image is published.
 const RuntimeRepository = "ghcr.io/sparkui/sparkui-runtime"

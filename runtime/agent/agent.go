@@ -20,6 +20,7 @@ import (
 	"github.com/sparkui/sparkui/runtime/binder"
 	"github.com/sparkui/sparkui/runtime/control"
 	"github.com/sparkui/sparkui/runtime/discover"
+	"github.com/sparkui/sparkui/runtime/events"
 	"github.com/sparkui/sparkui/runtime/externaluri"
 	"github.com/sparkui/sparkui/runtime/sparkapi"
 )
@@ -53,6 +54,7 @@ type Agent struct {
 	finder *discover.Finder
 	prober *sparkapi.Prober
 	uri    externaluri.Resolver // nil: the runtime does not publish the URI
+	events *events.Recorder     // nil: --events=false (events.go)
 
 	mu       sync.Mutex
 	want     desire
@@ -73,6 +75,8 @@ type Agent struct {
 	said       map[string]bool // messages logged once
 	start      time.Time       // when this process began waiting: the waiting state's ui-since
 	everBound  bool            // this process, or an earlier run of its container, bound the Service
+	// verdictReason is the Event reason of the last verdict that keeps the UI unbound (events.go).
+	verdictReason string
 }
 
 // New prepares an agent; restCfg is the API server's configuration.
@@ -120,6 +124,9 @@ func New(checked Checked, restCfg *rest.Config, log *slog.Logger) (*Agent, error
 		start:   time.Now(),
 		changed: make(chan struct{}),
 		kick:    make(chan struct{}, 1),
+	}
+	if a.events, err = newEvents(cfg, restCfg, log); err != nil {
+		return nil, err
 	}
 	a.finder = discover.NewFinder(table, prober, discover.Options{Ports: cfg.Ports(), Skip: skip, Wait: cfg.Poll * 8 / 10, OnVerdict: a.onVerdict})
 	// A previous run of this container may have bound the Service: start from what it
@@ -223,7 +230,7 @@ func (a *Agent) Run(ctx context.Context, shutdown time.Duration) error {
 	var srv *control.Server
 	if a.cfg.Socket != "" {
 		var err error
-		srv, err = control.Listen(a.cfg.Socket, func(ctx context.Context) error { return a.Withdraw(ctx, "preStop request") })
+		srv, err = control.Listen(a.cfg.Socket, func(ctx context.Context) error { return a.notAcknowledged(a.Withdraw(ctx, "preStop request")) })
 		if err != nil {
 			a.fatal(fmt.Sprintf("control socket %s: %v (the preStop hook cannot ask for the withdrawal; it still happens when the UI goes away)", a.cfg.Socket, err))
 		} else {
@@ -232,7 +239,7 @@ func (a *Agent) Run(ctx context.Context, shutdown time.Duration) error {
 	}
 	<-ctx.Done()
 	wctx, cancel := context.WithTimeout(context.Background(), shutdown)
-	err := a.Withdraw(wctx, "SIGTERM")
+	err := a.notAcknowledged(a.Withdraw(wctx, "SIGTERM"))
 	cancel()
 	if err != nil {
 		a.fatal("on SIGTERM: " + err.Error())
@@ -243,5 +250,6 @@ func (a *Agent) Run(ctx context.Context, shutdown time.Duration) error {
 		_ = srv.Close()
 	}
 	a.prober.CloseIdle()
+	a.events.Shutdown(eventsFlush)
 	return err
 }

@@ -44,6 +44,8 @@ rules:
   resources:
   - group: ""
     resources: ["services"]
+  - group: "events.k8s.io"
+    resources: ["events"]
 - level: None
 `
 
@@ -341,6 +343,12 @@ func (a *app) waitSliceEmpty(t testing.TB) {
 // as the API server's audit log records them.
 func (a *app) auditCounts(t testing.TB) map[string]int {
 	t.Helper()
+	return a.auditResource(t, "services")
+}
+
+// auditResource counts the app's ServiceAccount's requests on resource, by verb and code.
+func (a *app) auditResource(t testing.TB, resource string) map[string]int {
+	t.Helper()
 	f, err := os.Open(auditLog)
 	if err != nil {
 		t.Fatalf("audit log: %v", err)
@@ -367,7 +375,7 @@ func (a *app) auditCounts(t testing.TB) map[string]int {
 		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" {
 			continue
 		}
-		if ev.User.Username == user && ev.ObjectRef.Namespace == a.ns && ev.ObjectRef.Resource == "services" {
+		if ev.User.Username == user && ev.ObjectRef.Namespace == a.ns && ev.ObjectRef.Resource == resource {
 			counts[ev.Verb]++
 			counts[fmt.Sprintf("%s %d", ev.Verb, ev.ResponseStatus.Code)]++
 		}

@@ -169,6 +169,7 @@ func (a *Agent) written(want desire, gen uint64, outcome binder.Withdrawal, h bi
 		a.everBound = true
 		a.mu.Unlock()
 	}
+	a.eventWritten(want, outcome, h)
 	if outcome != binder.NotHeld {
 		a.clearFatal()
 	}
@@ -232,6 +233,9 @@ func (a *Agent) failed(ctx context.Context, r *retrying, err error) time.Duratio
 		a.fatal(msg)
 	}
 	a.setErr(msg)
+	if level == slog.LevelError {
+		a.eventFailed(f, msg)
+	}
 	if msg != r.lastMsg || time.Since(r.lastLogged) >= a.cfg.WaitLog {
 		a.log.Log(ctx, level, "API request failed", "kind", f.Kind.String(), "err", msg, "retry_in", delay.Round(time.Millisecond))
 		r.lastMsg, r.lastLogged = msg, time.Now()

@@ -79,6 +79,7 @@ func (a *Agent) watch(ctx context.Context) {
 						args = append(args, "reason", r.Msg, "since", r.Since.Format(time.RFC3339))
 					}
 					a.log.Info("still waiting for the UI", args...)
+					a.eventWaiting()
 					lastWaitLog = time.Now()
 				}
 			}
@@ -133,6 +134,7 @@ func (a *Agent) onVerdict(s discover.Socket, r sparkapi.Result) {
 		return
 	}
 	a.setReason(fmt.Sprintf("port %d: %s", s.Port, msg))
+	a.setVerdictReason(r.Verdict)
 	a.mu.Lock()
 	said := a.said[msg]
 	a.said[msg] = true

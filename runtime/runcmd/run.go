@@ -36,6 +36,7 @@ func Main(args []string, stderr io.Writer) int {
 	case errors.As(err, &bad):
 		// A configuration error waits for SIGTERM and then exits 0 (see idle): the sidecar
 		// must not exit while the driver runs, and never with a code > 0.
+		defer configErrorEvent(bad.log, bad.kubeconfig, bad.service, bad.noEvents, bad.reason)()
 		return idle(ctx, bad.log, bad.terminationLog, bad.reason)
 	}
 	cfg, log := s.cfg.Config(), s.log

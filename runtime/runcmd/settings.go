@@ -77,6 +77,9 @@ type badSettings struct {
 	log            *slog.Logger
 	terminationLog string
 	reason         string
+	// kubeconfig, service and noEvents, as far as they were read: for the ConfigError Event.
+	kubeconfig, service string
+	noEvents            bool
 }
 
 func (b *badSettings) Error() string { return b.reason }
@@ -90,7 +93,7 @@ func loadRun(args []string, stderr io.Writer) (*runSettings, error) {
 	f := newRunFlags(fs)
 	fallback := slog.New(slog.NewTextHandler(stderr, nil))
 	bad := func(log *slog.Logger, reason string) error {
-		return &badSettings{log: log, terminationLog: f.cfg.TerminationLog, reason: reason}
+		return &badSettings{log: log, terminationLog: f.cfg.TerminationLog, reason: reason, kubeconfig: f.kubeconfig, service: f.cfg.Service, noEvents: f.cfg.NoEvents}
 	}
 	// Settings of a newer runtime contract are taken out before parsing: the flag package
 	// refuses an unknown flag, and a refusal leaves the application without its UI.

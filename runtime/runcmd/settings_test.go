@@ -67,7 +67,7 @@ func TestSkewMessages(t *testing.T) {
 	t.Setenv("SPARKUI_FROM_A_NEWER_CONTRACT", "1")
 	fs := newFlagSet()
 	newRunFlags(fs)
-	args, skew := verb.SplitFlags(fs, []string{"--service=s", "--events=false", "--ui-port=4040"})
+	args, skew := verb.SplitFlags(fs, []string{"--service=s", "--from-a-newer-contract=false", "--ui-port=4040"})
 	if strings.Join(args, " ") != "--service=s --ui-port=4040" {
 		t.Errorf("args left for parsing: %q", args)
 	}
@@ -78,14 +78,14 @@ func TestSkewMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "ignoring settings this runtime (contract 1.1) does not know: flags --events; environment SPARKUI_FROM_A_NEWER_CONTRACT; " +
+	want := "ignoring settings this runtime (contract 1.2) does not know: flags --from-a-newer-contract; environment SPARKUI_FROM_A_NEWER_CONTRACT; " +
 		"they belong to a newer runtime contract and are safe to ignore, so the UI Service is bound all the same, without what they add; " +
-		"upgrade runtime.image (sparkui-fn's functionConfig) to ghcr.io/sparkui/sparkui-runtime:contract-1.2 or newer: the image of the contract the function writes for, its default runtime.image (docs/runtime-contract.md)\n"
+		"upgrade runtime.image (sparkui-fn's functionConfig) to ghcr.io/sparkui/sparkui-runtime:contract-1.3 or newer: the image of the contract the function writes for, its default runtime.image (docs/runtime-contract.md)\n"
 	if string(b) != want {
 		t.Errorf("termination log:\n%s\nwant:\n%s", b, want)
 	}
 	_, skew = verb.SplitFlags(fs, []string{"--require-strict-identity=true"})
-	if got := refusal(skew); !strings.Contains(got, "not binding the UI Service: the settings --require-strict-identity belong to a runtime contract newer than this runtime's (1.1) and must not be ignored; upgrade runtime.image (sparkui-fn's functionConfig) to ghcr.io/sparkui/sparkui-runtime:contract-1.2 or newer") {
+	if got := refusal(skew); !strings.Contains(got, "not binding the UI Service: the settings --require-strict-identity belong to a runtime contract newer than this runtime's (1.2) and must not be ignored; upgrade runtime.image (sparkui-fn's functionConfig) to ghcr.io/sparkui/sparkui-runtime:contract-1.3 or newer") {
 		t.Errorf("refusal: %s", got)
 	}
 }
