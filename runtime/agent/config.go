@@ -38,6 +38,10 @@ type Config struct {
 	Socket         string // control socket; "" = none
 	StateFile      string // remembers a binding across container restarts; "" = none
 	TerminationLog string // last fatal reason; "" = none
+	// TerminationNotice is kept first in every termination message the agent writes: the
+	// settings this runtime ignored (runcmd's skew notice). Without it the agent's own
+	// writes, on a reason cleared at the bind, erased the notice users look for there.
+	TerminationNotice string
 	ProcRoot       string // "" = /proc
 	Sockets        string // where the listening sockets are read: auto (default), netlink, proc
 

@@ -50,3 +50,18 @@ func TestReasonInTerminationMessage(t *testing.T) {
 		t.Errorf("bound, the termination message is still %q", got)
 	}
 }
+
+// The skew notice (settings this runtime ignored) stays first in the termination message
+// through every reason the agent writes and clears: TestSkew once read it empty after a bind.
+func TestTerminationNoticeKept(t *testing.T) {
+	term := filepath.Join(t.TempDir(), "termination-log")
+	const notice = "ignoring settings this runtime (contract 1.2) does not know: flags --later"
+	a := &Agent{cfg: Config{TerminationLog: term, TerminationNotice: notice}, log: slog.New(slog.NewTextHandler(io.Discard, nil)), said: map[string]bool{}}
+	a.onVerdict(discover.Socket{Port: 4040}, sparkapi.Result{Verdict: sparkapi.TLSMismatch, Detail: "redirects to https://10.0.0.1:4440/"})
+	a.fatal("PATCH services/ui: 403 Forbidden")
+	a.clearFatal()
+	a.clearReason()
+	if b, _ := os.ReadFile(term); string(b) != notice+"\n" {
+		t.Errorf("after the bind cleared every reason the termination message is %q, want the notice alone", b)
+	}
+}

@@ -97,7 +97,7 @@ func (a *Agent) writeTermination() {
 	}
 	a.mu.Lock()
 	var b strings.Builder
-	for _, m := range []string{a.fatalMsg, a.reason.Msg} {
+	for _, m := range []string{a.cfg.TerminationNotice, a.fatalMsg, a.reason.Msg} {
 		if m != "" {
 			b.WriteString(m + "\n")
 		}

@@ -23,7 +23,7 @@ import (
 
 // redirectorImage is the image examples/history-redirector/redirector.yaml names: the node
 // gets the runtime built from ./runtime under it, so the manifest runs unchanged.
-const redirectorImage = "ghcr.io/sparkui/sparkui-runtime:contract-1.1"
+const redirectorImage = "ghcr.io/sparkui/sparkui-runtime:contract-1.2"
 
 // historyURL is the functionConfig's historyServer.url, and the redirector manifest's
 // SPARKUI_HISTORY_URL as shipped (they must be equal).

@@ -131,6 +131,7 @@ func loadRun(args []string, stderr io.Writer) (*runSettings, error) {
 	if err := agent.CheckPoll(cfg.Poll); err != nil {
 		return nil, bad(log, "invalid configuration: "+err.Error())
 	}
+	cfg.TerminationNotice = notice(skew)
 	checked, err := cfg.Check()
 	if err != nil {
 		return nil, bad(log, "invalid configuration: "+err.Error())
