@@ -42,8 +42,8 @@ type Config struct {
 	// settings this runtime ignored (runcmd's skew notice). Without it the agent's own
 	// writes, on a reason cleared at the bind, erased the notice users look for there.
 	TerminationNotice string
-	ProcRoot       string // "" = /proc
-	Sockets        string // where the listening sockets are read: auto (default), netlink, proc
+	ProcRoot          string // "" = /proc
+	Sockets           string // where the listening sockets are read: auto (default), netlink, proc
 
 	// HistoryURL, when set, makes every withdrawal after a verified bind hand the Service off
 	// to the shared History Server redirector listening on RedirectorPort (docs/history.md;
