@@ -1,6 +1,7 @@
 package examples_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +27,11 @@ func TestPreMergeBaseline(t *testing.T) {
 	}
 	change := string(mustReadFile(t, filepath.Join(root, dir, "baseline", "change.yaml")))
 	// The next contract's image, as an upgrade that changes the runtime contract writes it.
-	next := version.RuntimeRepository + ":" + version.RuntimeTag("1.2")
+	c, err := version.ParseContract(version.RuntimeContract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := version.RuntimeRepository + ":" + version.RuntimeTag(fmt.Sprintf("%d.%d", c.Major, c.Minor+1))
 	if strings.Count(change, next) != 6 || strings.Contains(change, version.RuntimeImage()) {
 		t.Errorf("change.yaml: want main.yaml with the 6 runtime images at %s", next)
 	}
