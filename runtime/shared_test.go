@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -64,35 +62,15 @@ func auditCounts(t *testing.T, ns string) map[string]int {
 // auditCountsFor is auditCounts for ServiceAccount sa of ns.
 func auditCountsFor(t *testing.T, ns, sa string) map[string]int {
 	t.Helper()
-	f, err := os.Open(auditLog)
+	counts := map[string]int{}
+	err := testcluster.ReadAudit(auditLog, func(ev testcluster.AuditEvent) {
+		if ev.Username == "system:serviceaccount:"+ns+":"+sa && ev.Namespace == ns && ev.Resource == "services" {
+			counts[ev.Verb]++
+			counts[fmt.Sprintf("%s %d", ev.Verb, ev.Code)]++
+		}
+	})
 	if err != nil {
 		t.Fatalf("audit log: %v", err)
-	}
-	defer f.Close()
-	counts := map[string]int{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var ev struct {
-			Stage string `json:"stage"`
-			Verb  string `json:"verb"`
-			User  struct {
-				Username string `json:"username"`
-			} `json:"user"`
-			ObjectRef struct {
-				Resource, Namespace string
-			} `json:"objectRef"`
-			ResponseStatus struct {
-				Code int `json:"code"`
-			} `json:"responseStatus"`
-		}
-		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" {
-			continue
-		}
-		if ev.User.Username == "system:serviceaccount:"+ns+":"+sa && ev.ObjectRef.Namespace == ns && ev.ObjectRef.Resource == "services" {
-			counts[ev.Verb]++
-			counts[fmt.Sprintf("%s %d", ev.Verb, ev.ResponseStatus.Code)]++
-		}
 	}
 	return counts
 }

@@ -1,10 +1,8 @@
 package agent_test
 
 import (
-	"bufio"
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -349,36 +347,16 @@ func (a *app) auditCounts(t testing.TB) map[string]int {
 // auditResource counts the app's ServiceAccount's requests on resource, by verb and code.
 func (a *app) auditResource(t testing.TB, resource string) map[string]int {
 	t.Helper()
-	f, err := os.Open(auditLog)
-	if err != nil {
-		t.Fatalf("audit log: %v", err)
-	}
-	defer f.Close()
 	user := "system:serviceaccount:" + a.ns + ":" + sa
 	counts := map[string]int{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var ev struct {
-			Stage string `json:"stage"`
-			Verb  string `json:"verb"`
-			User  struct {
-				Username string `json:"username"`
-			} `json:"user"`
-			ObjectRef struct {
-				Resource, Namespace, Name string
-			} `json:"objectRef"`
-			ResponseStatus struct {
-				Code int `json:"code"`
-			} `json:"responseStatus"`
-		}
-		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" {
-			continue
-		}
-		if ev.User.Username == user && ev.ObjectRef.Namespace == a.ns && ev.ObjectRef.Resource == resource {
+	err := testcluster.ReadAudit(auditLog, func(ev testcluster.AuditEvent) {
+		if ev.Username == user && ev.Namespace == a.ns && ev.Resource == resource {
 			counts[ev.Verb]++
-			counts[fmt.Sprintf("%s %d", ev.Verb, ev.ResponseStatus.Code)]++
+			counts[fmt.Sprintf("%s %d", ev.Verb, ev.Code)]++
 		}
+	})
+	if err != nil {
+		t.Fatalf("audit log: %v", err)
 	}
 	return counts
 }

@@ -1,11 +1,8 @@
 package scale
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/sparkui/sparkui/internal/names"
+	"github.com/sparkui/sparkui/testkit/testcluster"
 )
 
 // observer watches the namespace's Services and EndpointSlices and notes, per UI Service,
@@ -154,49 +152,26 @@ type Requests map[string]int
 
 // auditRequests reads the audit log: the requests of each application's ServiceAccount.
 func auditRequests(path, ns string, apps []App) (map[string]Requests, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	bySA := map[string]Requests{}
 	for _, a := range apps {
 		bySA["system:serviceaccount:"+ns+":"+a.ServiceAccount] = Requests{}
 	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var ev struct {
-			Stage string `json:"stage"`
-			Verb  string `json:"verb"`
-			User  struct {
-				Username string `json:"username"`
-			} `json:"user"`
-			ObjectRef struct {
-				Resource, Subresource string
-			} `json:"objectRef"`
-			ResponseStatus struct {
-				Code int `json:"code"`
-			} `json:"responseStatus"`
-		}
-		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" {
-			continue
-		}
-		r, ok := bySA[ev.User.Username]
+	err := testcluster.ReadAudit(path, func(ev testcluster.AuditEvent) {
+		r, ok := bySA[ev.Username]
 		if !ok {
-			continue
+			return
 		}
-		res := ev.ObjectRef.Resource
-		if ev.ObjectRef.Subresource != "" {
-			res += "/" + ev.ObjectRef.Subresource
+		res := ev.Resource
+		if ev.Subresource != "" {
+			res += "/" + ev.Subresource
 		}
 		if res == "" {
 			res = "(none)"
 		}
 		r[ev.Verb+" "+res]++
-		r[fmt.Sprintf("%s %s %d", ev.Verb, res, ev.ResponseStatus.Code)]++
-	}
-	if err := sc.Err(); err != nil {
+		r[fmt.Sprintf("%s %s %d", ev.Verb, res, ev.Code)]++
+	})
+	if err != nil {
 		return nil, err
 	}
 	out := map[string]Requests{}

@@ -21,15 +21,21 @@ func TestScaleSmall(t *testing.T) {
 	checkGoals(t, r)
 }
 
-// The bound on a runtime's requests over a life: patches of its own Service only, 2 or 3 of
+// The bound on a runtime's requests over a life: patches of its own Service, 2 or 3 of
 // them answered 2xx (the bind, the withdrawal, and one more when a timed-out patch had been
 // applied before its retry), and at most maxRefused answered 429 or 5xx: the runtime's
 // backoff (200 ms doubling to 10 s, jittered, never sooner than Retry-After) makes about ten
 // attempts in a minute of refusals, where one that polled or retried without backing off
 // would make hundreds.
+//
+// Events (docs/events.md) are the other requests a runtime makes: one create each for Bound and
+// Withdrawn (HandedOff instead of Withdrawn with a History Server), a warning when the UI is
+// not proven, and a patch when client-go's recorder turns a repeat into a series; at most
+// maxEvents of them, whatever their answer (the recorder never retries a refusal).
 const (
 	maxApplied = 3
 	maxRefused = 10
+	maxEvents  = 4
 )
 
 // checkGoals asserts what must hold at every size.
@@ -53,10 +59,14 @@ func checkGoals(t *testing.T, r *Result) {
 	}
 	var bad []string
 	for app, req := range r.Requests {
-		applied, refused := 0, 0
+		applied, refused, events := 0, 0, 0
 		for k, n := range req {
 			res, code, withCode := strings.Cut(k[strings.Index(k, " ")+1:], " ")
 			switch {
+			case res == "events" && (strings.HasPrefix(k, "create ") || strings.HasPrefix(k, "patch ")):
+				if !withCode {
+					events += n
+				}
 			case !withCode && (res != "services" || !strings.HasPrefix(k, "patch ")):
 				bad = append(bad, fmt.Sprintf("%s: %s ×%d", app, k, n))
 			case withCode && strings.HasPrefix(code, "2"):
@@ -66,6 +76,9 @@ func checkGoals(t *testing.T, r *Result) {
 			case withCode:
 				bad = append(bad, fmt.Sprintf("%s: %s ×%d", app, k, n))
 			}
+		}
+		if events > maxEvents {
+			bad = append(bad, fmt.Sprintf("%s: %d requests on events (at most %d)", app, events, maxEvents))
 		}
 		if applied < 2 || applied > maxApplied || refused > maxRefused {
 			bad = append(bad, fmt.Sprintf("%s: %d patches applied (want 2..%d), %d refused (at most %d)", app, applied, maxApplied, refused, maxRefused))
