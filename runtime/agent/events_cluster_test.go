@@ -186,3 +186,44 @@ func TestEventsOff(t *testing.T) {
 		t.Errorf("%d Events stored with --events=false", len(evs))
 	}
 }
+
+// TestEventsUIWarning: a UI behind Spark's JWS filter that the runtime has no credential for is
+// never bound, and each "still waiting" period says why in a Warning Event about the driver
+// Pod (UIAuthRequired, the probe's reason in the note), repeats folded into one Event's series
+// by client-go: where `kubectl describe pod` shows it (issue 32, issue 31 item 4).
+func TestEventsUIWarning(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, shared(t), appOpts{})
+	a.grantEvents(t)
+	ui := startUI(t, fakespark.Options{AppID: a.appID, PodName: a.pod.Name, Namespace: a.ns, State: fakespark.Ready, Filter: fakespark.JWS, Token: "jws"})
+	cfg := a.config(t)
+	cfg.WaitLog = 300 * time.Millisecond
+	r := start(t, a, cfg)
+	var warn eventsv1.Event
+	testcluster.WaitFor(t, 20*time.Second, "a Warning UIAuthRequired Event", func() (bool, string) {
+		var seen []string
+		for _, e := range a.runtimeEvents(t) {
+			seen = append(seen, eventLine(e))
+			if e.Type == "Warning" && e.Reason == events.ReasonUIAuthRequired {
+				warn = e
+				return true, ""
+			}
+		}
+		return false, strings.Join(seen, "\n")
+	})
+	t.Logf("Events in %s:\n%s", a.ns, eventLine(warn))
+	if want := fmt.Sprintf("port %d: the UI refuses the runtime's probes", ui.Port); !strings.Contains(warn.Note, want) {
+		t.Errorf("note %q, want it to contain %q", warn.Note, want)
+	}
+	if g := warn.Regarding; g.Kind != "Pod" || g.Name != a.pod.Name || g.UID != a.pod.UID || warn.ReportingController != events.ReportingController {
+		t.Errorf("regarding %+v reported by %q, want the driver Pod by %s", g, warn.ReportingController, events.ReportingController)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatalf("Run after SIGTERM: %v", err)
+	}
+	for _, e := range a.runtimeEvents(t) {
+		if e.Reason == events.ReasonBound {
+			t.Errorf("a Bound Event for a UI the runtime could not prove: %s", eventLine(e))
+		}
+	}
+}
