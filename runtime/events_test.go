@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -24,27 +23,8 @@ func TestConfigErrorEvent(t *testing.T) {
 	pod := setup(t, c, ns, appID, svc)
 	ctx := testcluster.Context(t, 30*time.Second)
 	// The events rule sparkui-fn writes (transform/rbac.go), beside setup's Service rule.
-	roles := c.Client.RbacV1().Roles(ns)
-	role, err := roles.Get(ctx, sidecar.DefaultRole(svc), metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{sidecar.EventsAPIGroup},
+	c.AddRoleRule(t, ns, sidecar.DefaultRole(svc), "spark", rbacv1.PolicyRule{APIGroups: []string{sidecar.EventsAPIGroup},
 		Resources: []string{sidecar.EventsResource}, Verbs: sidecar.EventsVerbs})
-	if _, err := roles.Update(ctx, role, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User: "system:serviceaccount:" + ns + ":spark", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns},
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: "create", Group: sidecar.EventsAPIGroup, Resource: sidecar.EventsResource},
-	}}
-	testcluster.WaitFor(t, 20*time.Second, "the events rule to take effect", func() (bool, string) {
-		res, err := c.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		return res.Status.Allowed, res.Status.Reason
-	})
 	kubeconfig := c.KubeconfigFile(t, c.ServiceAccountConfig(t, ns, "spark"))
 	env := []string{"KUBECONFIG=" + kubeconfig, "POD_NAME=" + pod.Name, "POD_NAMESPACE=" + ns, "POD_UID=" + string(pod.UID)}
 	p := startProc(t, env, "run", "--service="+svc, "--app-id="+appID, "--poll-interval=1ns",

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,28 +22,8 @@ import (
 // and waits until the authorizer allows the create.
 func (a *app) grantEvents(t testing.TB) {
 	t.Helper()
-	ctx := testcluster.Context(t, 30*time.Second)
-	roles := a.c.Client.RbacV1().Roles(a.ns)
-	role, err := roles.Get(ctx, sidecar.DefaultRole(a.service), metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{sidecar.EventsAPIGroup},
+	a.c.AddRoleRule(t, a.ns, sidecar.DefaultRole(a.service), sa, rbacv1.PolicyRule{APIGroups: []string{sidecar.EventsAPIGroup},
 		Resources: []string{sidecar.EventsResource}, Verbs: sidecar.EventsVerbs})
-	if _, err := roles.Update(ctx, role, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User: "system:serviceaccount:" + a.ns + ":" + sa, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + a.ns},
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: a.ns, Verb: "create", Group: sidecar.EventsAPIGroup, Resource: sidecar.EventsResource},
-	}}
-	testcluster.WaitFor(t, 20*time.Second, "the events rule to take effect", func() (bool, string) {
-		res, err := a.c.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		return res.Status.Allowed, res.Status.Reason
-	})
 }
 
 // runtimeEvents lists the namespace's events.k8s.io/v1 Events about the driver Pod or by
