@@ -32,6 +32,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -75,6 +76,20 @@ const (
 
 // noteLimit is the API server's limit on an Event's note (1 kB; events.k8s.io/v1 Event.note).
 const noteLimit = 1024
+
+// truncateNote cuts note to noteLimit bytes at a rune boundary: a rune cut in half would go out
+// as U+FFFD (3 bytes in JSON) and could push the note over the limit, which the API server
+// refuses (a note carries what the UI answered, any text).
+func truncateNote(note string) string {
+	if len(note) <= noteLimit {
+		return note
+	}
+	cut := noteLimit - len("...")
+	for cut > 0 && !utf8.RuneStart(note[cut]) {
+		cut--
+	}
+	return note[:cut] + "..."
+}
 
 // Identity is what the Events are about: the driver Pod (from POD_NAME, POD_NAMESPACE,
 // POD_UID) and its UI Service.
@@ -142,9 +157,7 @@ func (r *Recorder) record(typ, reason, action, note string) {
 	if r == nil {
 		return
 	}
-	if len(note) > noteLimit {
-		note = note[:noteLimit-3] + "..."
-	}
+	note = truncateNote(note)
 	var related runtime.Object
 	if r.svc.Name != "" { // a configuration error may come before the Service is known
 		related = r.svc

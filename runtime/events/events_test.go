@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -96,5 +97,19 @@ func TestNilRecorder(t *testing.T) {
 	r.Shutdown(time.Second)
 	if r.Since() != 0 {
 		t.Error("Since of a nil recorder")
+	}
+}
+
+// TestTruncateNote: a note over the API server's limit is cut to it at a rune boundary, so the
+// Event stays valid UTF-8 within 1 kB whatever the UI answered.
+func TestTruncateNote(t *testing.T) {
+	for _, note := range []string{strings.Repeat("x", 3000), strings.Repeat("é", 700), "a" + strings.Repeat("€", 400), "short"} {
+		got := truncateNote(note)
+		if len(got) > noteLimit || !utf8.ValidString(got) {
+			t.Errorf("truncateNote(%d bytes) = %d bytes, valid UTF-8 %v", len(note), len(got), utf8.ValidString(got))
+		}
+		if len(note) <= noteLimit && got != note {
+			t.Errorf("a note within the limit changed: %q", got)
+		}
 	}
 }
