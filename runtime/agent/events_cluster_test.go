@@ -175,7 +175,9 @@ func TestEventsUIWarning(t *testing.T) {
 	a := newApp(t, shared(t), appOpts{})
 	a.grantEvents(t)
 	ui := startUI(t, fakespark.Options{AppID: a.appID, PodName: a.pod.Name, Namespace: a.ns, State: fakespark.Ready, Filter: fakespark.JWS, Token: "jws"})
-	cfg := a.config(t)
+	// The one candidate is this test's UI: on the host network the runtime would also see
+	// the denied UIs of tests running in parallel and name whichever it met first.
+	cfg := podNetwork(a.config(t), ui.Port)
 	cfg.WaitLog = 300 * time.Millisecond
 	r := start(t, a, cfg)
 	var warn eventsv1.Event
