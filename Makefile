@@ -29,7 +29,7 @@ RUNTIME_CONTRACT := $(shell sed -n 's/^const RuntimeContract = "\(.*\)"$$/\1/p' 
 RUNTIME_TAG := contract-$(RUNTIME_CONTRACT)
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help setup kubernetes build example test check generate update-golden unit fuzz bench bench-start bench-rss tools kustomize control-plane node traefik registry crane helm helm-plugin kubectl-plugin fmt-check vet lint clean image image-tar cmp-image-tar flux spark-operator scale
+.PHONY: help setup kubernetes build example test check generate update-golden unit fuzz bench bench-start bench-rss bench-redirect tools kustomize control-plane node traefik registry crane helm helm-plugin kubectl-plugin fmt-check vet lint clean image image-tar cmp-image-tar flux spark-operator scale
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
@@ -43,6 +43,7 @@ help:
 	@echo "make bench          benchmarks (compare runs with benchstat)"
 	@echo "make bench-start    process start: the built binary on one application vs a no-op kyaml function"
 	@echo "make scale          N applications (default 100) against the test control plane, in a burst then a trickle (INTERVAL), ended by a burst of SIGTERMs; tables for docs/performance.md (not in make test)"
+	@echo "make bench-redirect the History redirector at 10,000 handed-off Services"
 	@echo "make bench-rss      peak memory: the built binary on 1,000 and 5,000 kubeflow applications vs a no-op kyaml function"
 	@echo "make tools          build the kustomize CLI, the control plane, the node (kubelet, kube-scheduler, kube-proxy), Traefik, the distribution registry, crane, helm, the Flux CLI and the kubeflow spark-operator into $(CACHE)"
 	@echo "make helm           the Helm 4 CLI (helm.sh/helm/v4) into $(CACHE)/helm: the deploy/helm-plugin tests and docs/deploy-helm.md run it"
@@ -244,6 +245,13 @@ bench-rss: $(BENCHSTAT)
 	rm -f bench-rss.out
 	for i in 1 2 3; do go test -run='^$$' -bench='^BenchmarkPeakRSS$$' -benchtime=1x -count=1 ./fn | tee -a bench-rss.out; done
 	$(BENCHSTAT) bench-rss.out
+
+# The History redirector at 10,000 handed-off Services (issue 33): a change of the table, a
+# lookup per way a request names its Service, a relist after a watch expired, and requests a
+# second on loopback; docs/performance.md "The History redirector at 10,000 Services".
+bench-redirect: $(BENCHSTAT)
+	go test -run='^$$' -bench=. -benchmem -count=6 ./runtime/redirect | tee bench-redirect.out
+	$(BENCHSTAT) bench-redirect.out
 
 # testkit/scale: N applications (real sparkui-runtime processes, each with the stand-in UI in a
 # network namespace of its own) against the test control plane with kube-controller-manager,

@@ -62,7 +62,11 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		msg := res.Missing
 		if len(res.Ambiguous) > 0 {
-			msg += " (Services " + strings.Join(res.Ambiguous, ", ") + ")"
+			more := ""
+			if res.AmbiguousMore > 0 {
+				more = fmt.Sprintf(" and %d more", res.AmbiguousMore)
+			}
+			msg += " (Services " + strings.Join(res.Ambiguous, ", ") + more + ")"
 		}
 		plain(w, http.StatusNotFound, "sparkui history redirector: "+msg+"; not redirecting\n")
 		return

@@ -116,6 +116,7 @@ type Table struct {
 	namespace string
 	entries   []Entry // by name
 	byName    map[string]int
+	claims    claimIndex
 }
 
 // NewTable builds the Table of namespace's entries (sorted by name, for stable answers and logs).
@@ -126,8 +127,12 @@ func NewTable(namespace string, entries []Entry) *Table {
 	for i, e := range es {
 		t.byName[e.Name] = i
 	}
+	t.claims = newClaimIndex(es)
 	return t
 }
+
+// maxAmbiguous is how many Services a refused ambiguous request names.
+const maxAmbiguous = 10
 
 // Len is the number of handed-off Services (refused ones included).
 func (t *Table) Len() int { return len(t.entries) }
@@ -140,6 +145,10 @@ type Result struct {
 	// Ambiguous names the Services whose route claims all match a request that names no
 	// Service; the request is then not redirected.
 	Ambiguous []string
+	// AmbiguousMore counts the matching Services beyond the first maxAmbiguous named: a
+	// namespace of Services without routes matches every header-less request thousands of
+	// times, and the 404 names only a few.
+	AmbiguousMore int
 	// Missing explains a 404 in a few words for the response body.
 	Missing string
 }
@@ -178,27 +187,18 @@ func (t *Table) ByHost(host, path, forwardedContext string) (Result, bool) {
 			return r, false
 		}
 	}
-	fwd := trimSlash(forwardedContext)
-	var match []Entry
-	for _, e := range t.entries {
-		if e.Refused != "" || e.Host != "" && e.Host != host {
-			continue
-		}
-		if !(forwardedContext != "" && fwd == e.Prefix) && !segmentPrefix(e.Prefix, path) {
-			continue
-		}
-		match = append(match, e)
-	}
+	match := t.claims.matching(host, path, trimSlash(forwardedContext), forwardedContext != "")
 	switch len(match) {
 	case 0:
 		return Result{Missing: "no finished application is routed here"}, false
 	case 1:
-		return Result{Entry: match[0], By: "route-claim"}, true
+		return Result{Entry: t.entries[match[0]], By: "route-claim"}, true
 	}
 	r := Result{Missing: "this request matches the route claims of several finished applications"}
-	for _, e := range match {
-		r.Ambiguous = append(r.Ambiguous, e.Name)
+	for _, i := range match[:min(len(match), maxAmbiguous)] {
+		r.Ambiguous = append(r.Ambiguous, t.entries[i].Name)
 	}
+	r.AmbiguousMore = len(match) - len(r.Ambiguous)
 	return r, false
 }
 
@@ -214,37 +214,6 @@ func (t *Table) serviceHost(host string) (string, bool) {
 		return svc, true
 	}
 	return "", false
-}
-
-// Overlaps lists the groups of accepted route claims that one request could match together
-// (same host or one for any host, and one prefix a segment prefix of the other): a request
-// without X-Sparkui-Service matching such a group is refused. For the log.
-func (t *Table) Overlaps() []string {
-	var out []string
-	for i, a := range t.entries {
-		if a.Refused != "" {
-			continue
-		}
-		for _, b := range t.entries[i+1:] {
-			if b.Refused != "" || a.Host != "" && b.Host != "" && a.Host != b.Host {
-				continue
-			}
-			if segmentPrefix(a.Prefix, b.Prefix) || segmentPrefix(b.Prefix, a.Prefix) {
-				out = append(out, a.Name+" and "+b.Name)
-			}
-		}
-	}
-	return out
-}
-
-// segmentPrefix: prefix (no trailing slash; "" the root) is path itself or a whole-segment
-// prefix of it: /a/b matches /a/b, /a/b/ and /a/b/c, not /a/bc.
-func segmentPrefix(prefix, path string) bool {
-	if prefix == "" {
-		return true
-	}
-	rest, ok := strings.CutPrefix(path, prefix)
-	return ok && (rest == "" || rest[0] == '/')
 }
 
 // hostOnly drops the port of a Host header (IPv6 brackets too).
