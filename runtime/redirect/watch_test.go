@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/sparkui/sparkui/runtime/externaluri"
 )
 
 // fakeAPI serves a Service list and then scripted watch streams, as the API server does in
@@ -183,4 +185,35 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestCoalesce: a burst of 2,000 watch events (finished applications' Services handed off, or
+// deleted together) is published as a few rebuilt tables, not 2,000; the table holds
+// every change once the period has passed.
+func TestCoalesce(t *testing.T) {
+	w := &Watcher{namespace: "analytics", entries: map[string]Entry{}, log: quietLog(), Coalesce: 50 * time.Millisecond}
+	svcs := make([]*externaluri.Service, 2000)
+	for i := range svcs {
+		raw, _ := json.Marshal(scaleService(i, routed, i))
+		var err error
+		if svcs[i], err = externaluri.Parse(raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, svc := range svcs {
+		w.changed("ADDED", newObject(svc))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for w.Table() == nil || w.Table().Len() != 2000 {
+		if time.Now().After(deadline) {
+			t.Fatalf("table %v after the burst", w.Table())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	// One per 50 ms period the burst spans: a few, on a loaded machine.
+	if w.rebuilds > 10 {
+		t.Errorf("%d tables built for a burst of 2,000 events", w.rebuilds)
+	}
 }
