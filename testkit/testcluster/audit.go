@@ -15,6 +15,8 @@ type AuditEvent struct {
 	Code                                   int
 	// Received is when the API server received the request (requestReceivedTimestamp).
 	Received time.Time
+	// Reason is the authorizer's reason (the authorization.k8s.io/reason annotation).
+	Reason string
 }
 
 // ReadAudit calls fn for every ResponseComplete event of the JSON-lines audit log at path (the
@@ -41,14 +43,16 @@ func ReadAudit(path string, fn func(AuditEvent)) error {
 			ResponseStatus struct {
 				Code int `json:"code"`
 			} `json:"responseStatus"`
-			Received time.Time `json:"requestReceivedTimestamp"`
+			Received    time.Time         `json:"requestReceivedTimestamp"`
+			Annotations map[string]string `json:"annotations"`
 		}
 		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" {
 			continue
 		}
 		fn(AuditEvent{Username: ev.User.Username, Verb: ev.Verb, Resource: ev.ObjectRef.Resource,
 			Subresource: ev.ObjectRef.Subresource, Namespace: ev.ObjectRef.Namespace, Name: ev.ObjectRef.Name,
-			Code: ev.ResponseStatus.Code, Received: ev.Received})
+			Code: ev.ResponseStatus.Code, Received: ev.Received,
+			Reason: ev.Annotations["authorization.k8s.io/reason"]})
 	}
 	return sc.Err()
 }
