@@ -42,7 +42,7 @@ help:
 	@echo "make lint           staticcheck (built once per machine into $(CACHE)/bin)"
 	@echo "make bench          benchmarks (compare runs with benchstat)"
 	@echo "make bench-start    process start: the built binary on one application vs a no-op kyaml function"
-	@echo "make scale          N applications (default 100) against the test control plane, in a burst then a trickle (INTERVAL), ended by a burst of SIGTERMs; tables for docs/performance.md (not in make test)"
+	@echo "make scale          N applications (default 100) against the test control plane, in a burst then a trickle (INTERVAL), ended by a burst of SIGTERMs, RESTART=10s kills kube-apiserver mid-start for 10 s; tables for docs/performance.md (not in make test)"
 	@echo "make bench-redirect the History redirector at 10,000 handed-off Services"
 	@echo "make bench-rss      peak memory: the built binary on 1,000 and 5,000 kubeflow applications vs a no-op kyaml function"
 	@echo "make tools          build the kustomize CLI, the control plane, the node (kubelet, kube-scheduler, kube-proxy), Traefik, the distribution registry, crane, helm, the Flux CLI and the kubeflow spark-operator into $(CACHE)"
@@ -257,15 +257,17 @@ bench-redirect: $(BENCHSTAT)
 # network namespace of its own) against the test control plane with kube-controller-manager,
 # started in a burst and then N more in a trickle (one every INTERVAL), each run ended by a
 # burst of SIGTERMs; prints the tables of docs/performance.md "At scale" (and writes them to
-# scale.out; STARTS=burst or STARTS=trickle runs that one alone). Its 50-application form,
-# TestScaleSmall, runs in `make test`. Runs as root (or with unprivileged user namespaces);
-# N=1000 needs about 3,000 processes.
+# scale.out; STARTS=burst or STARTS=trickle runs that one alone; RESTART=10s kills kube-apiserver
+# in the middle of each run's starts and starts it again 10 s later). Its 50-application form,
+# TestScaleSmall, and its API server restart at 40 applications, TestScaleRestart, run in
+# `make test`. Runs as root (or with unprivileged user namespaces); N=1000 needs about 3,000 processes.
 N ?= 100
 INTERVAL ?= 50ms
 STARTS ?= burst,trickle
+RESTART ?= 0
 scale: control-plane
 	go test -tags scale -count=1 -timeout 90m -run '^TestScale$$' -v ./testkit/scale \
-	  -args -scale.n=$(N) -scale.interval=$(INTERVAL) -scale.starts=$(STARTS) -scale.out=$(CURDIR)/scale.out
+	  -args -scale.n=$(N) -scale.interval=$(INTERVAL) -scale.starts=$(STARTS) -scale.restart=$(RESTART) -scale.out=$(CURDIR)/scale.out
 
 # One multi-platform image per binary (an OCI image index over PLATFORMS), each an OCI layout
 # tarball in IMAGE_OUT; the command prints each tarball and its index digest. REVISION (the

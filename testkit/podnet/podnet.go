@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -95,7 +96,11 @@ func APIRelay(hostport string) (string, error) {
 			if err != nil {
 				return
 			}
-			go Relay(conn, func() (net.Conn, error) { return net.Dial("tcp", hostport) })
+			go Relay(conn, func() (net.Conn, error) {
+				d, err := net.Dial("tcp", hostport)
+				noteDial(conn, err)
+				return d, err
+			})
 		}
 	}()
 	if apiRelays.socks == nil {
@@ -104,6 +109,37 @@ func APIRelay(hostport string) (string, error) {
 	apiRelays.socks[hostport] = sock
 	apiRelays.lns = append(apiRelays.lns, ln)
 	return sock, nil
+}
+
+var apiDials struct {
+	sync.Mutex
+	fn func(pid int, at time.Time, err error)
+}
+
+// ObserveAPIDials has fn told of every connection a Pod network opens to the API server
+// through an APIRelay of this process, until stop is called: the pid of the process that
+// dialed the relay's socket (podnet in that Pod network: the peer's credentials), when, and
+// the relay's error reaching the API server (nil when it did). A client's requests while the
+// API server is away never reach its audit log; each of them is one such connection (a
+// broken connection is not reused), which is how a test counts them.
+func ObserveAPIDials(fn func(pid int, at time.Time, err error)) (stop func()) {
+	apiDials.Lock()
+	apiDials.fn = fn
+	apiDials.Unlock()
+	return func() {
+		apiDials.Lock()
+		apiDials.fn = nil
+		apiDials.Unlock()
+	}
+}
+
+func noteDial(c net.Conn, err error) {
+	apiDials.Lock()
+	fn := apiDials.fn
+	apiDials.Unlock()
+	if fn != nil {
+		fn(peerPID(c), time.Now(), err)
+	}
 }
 
 // ServeAPI, inside a Pod network, brings lo up and forwards hostport on it to the unix socket

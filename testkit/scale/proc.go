@@ -203,26 +203,3 @@ func statusKB(pid int, field string) int64 {
 	}
 	return 0
 }
-
-// findProcess is the pid of the process whose command line holds every one of words.
-func findProcess(words ...string) int {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		all := true
-		for _, w := range words {
-			all = all && strings.Contains(string(b), w)
-		}
-		if all {
-			return pid
-		}
-	}
-	return 0
-}

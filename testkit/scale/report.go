@@ -88,5 +88,8 @@ func (r *Result) Report(label string) string {
 	fmt.Fprintf(&b, "| runtime CPU per process, start to all bound | %.1f ms (mean) |\n", float64(cpu.Microseconds())/1000/n)
 	fmt.Fprintf(&b, "| runtime RSS per process, all bound | %.1f MiB mean, %.1f MiB max |\n", float64(rss)/n/(1<<20), float64(rssMax)/(1<<20))
 	fmt.Fprintf(&b, "| runtime anonymous RSS per process (its own memory; the binary's pages are shared) | %.1f MiB mean |\n", float64(anon)/n/(1<<20))
+	if r.Restart != nil {
+		b.WriteString("\n" + r.Restart.Report(r.N))
+	}
 	return b.String()
 }

@@ -27,6 +27,10 @@ type Config struct {
 	Startup  time.Duration // the stand-in UI answers "starting up" this long (Spark's start)
 	// Timeout bounds each phase (all bound, all withdrawn and exited).
 	Timeout time.Duration
+	// RestartAPIServer, when > 0, kills kube-apiserver in the middle of the starts and starts
+	// it again this long after (restart.go): the first quarter of the UIs come up before,
+	// the others in the middle of the outage.
+	RestartAPIServer time.Duration
 }
 
 // Result is what a run measured.
@@ -47,7 +51,8 @@ type Result struct {
 	SlicePeak      map[string]int // UI Service → most ready endpoints at once
 	Load           [3]float64     // the load average when the run ended
 	Started, Ended time.Time
-	FailedToBind   []string // applications whose UI never said ready
+	FailedToBind   []string       // applications whose UI never said ready
+	Restart        *RestartResult // Config.RestartAPIServer
 }
 
 // Run runs cfg on c (whose audit log is at audit) in namespace ns.
@@ -98,7 +103,11 @@ func Run(t testing.TB, c *testcluster.Cluster, audit string, bins Bins, ns strin
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = os.RemoveAll(dir) })
-		specs[i] = podSpec{bins: bins, dir: dir, apiAddr: u.Host, apiSock: sock, startup: cfg.Startup,
+		startup := cfg.Startup
+		if cfg.RestartAPIServer > 0 && i >= early(cfg.N) {
+			startup += lateStartup(cfg)
+		}
+		specs[i] = podSpec{bins: bins, dir: dir, apiAddr: u.Host, apiSock: sock, startup: startup,
 			kubeconfig: c.KubeconfigFile(t, c.ServiceAccountConfig(t, ns, a.ServiceAccount)),
 			props:      props[fmt.Sprintf("spark-drv-%016x-conf-map", a.Index)]}
 		if specs[i].props == "" {
@@ -113,9 +122,11 @@ func Run(t testing.TB, c *testcluster.Cluster, audit string, bins Bins, ns strin
 	go obs.run(watchCtx, c.Client, ns, started)
 	<-started
 
-	apiPID := findProcess("kube-apiserver", c.LogDir())
+	apiPID := c.APIServerPID()
 	apiCPU0, _, _ := procStat(apiPID)
 	r := &Result{N: cfg.N, Requests: map[string]Requests{}, SliceEndpoints: map[string]int{}, SlicePeak: map[string]int{}, Started: time.Now()}
+	dials := &dialLog{}
+	defer podnet.ObserveAPIDials(dials.note)()
 
 	running := make([]*pod, cfg.N)
 	var wg sync.WaitGroup
@@ -151,6 +162,18 @@ func Run(t testing.TB, c *testcluster.Cluster, audit string, bins Bins, ns strin
 	}
 
 	t.Logf("%s: %d applications started in %s", ns, cfg.N, time.Since(r.Started).Round(time.Millisecond))
+	var restartErr error
+	restarted := make(chan struct{})
+	var apiCPUBefore time.Duration // the killed kube-apiserver's CPU time, up to the kill
+	if cfg.RestartAPIServer > 0 {
+		go func() {
+			defer close(restarted)
+			stopped := func() { apiCPUBefore, _, _ = procStat(apiPID) }
+			r.Restart, restartErr = restartAPIServer(c, cfg, obs, apps, r.Started, stopped)
+		}()
+	} else {
+		close(restarted)
+	}
 	// Phase 1: every application bound.
 	waitAll(t, cfg.Timeout, "every application bound", func() []string {
 		var missing []string
@@ -165,6 +188,10 @@ func Run(t testing.TB, c *testcluster.Cluster, audit string, bins Bins, ns strin
 		p.sample()
 	}
 
+	<-restarted
+	if restartErr != nil {
+		t.Fatal(restartErr)
+	}
 	t.Logf("%s: every application bound %s after the first start", ns, time.Since(r.Started).Round(time.Millisecond))
 	// An application runs for a while: its UI Service's EndpointSlice gets the Pod's address
 	// (the EndpointSlice controller's work) before it ends.
@@ -179,6 +206,7 @@ func Run(t testing.TB, c *testcluster.Cluster, audit string, bins Bins, ns strin
 	}, running)
 	t.Logf("%s: every EndpointSlice filled %s after the first start", ns, time.Since(r.Started).Round(time.Millisecond))
 	// Phase 2: the end, a burst of SIGTERMs.
+	sigterms := time.Now()
 	for _, p := range running {
 		go p.term()
 	}
@@ -199,6 +227,10 @@ func Run(t testing.TB, c *testcluster.Cluster, audit string, bins Bins, ns strin
 	}, running)
 	r.Ended = time.Now()
 	t.Logf("%s: every application withdrawn and ended %s after the first start", ns, r.Ended.Sub(r.Started).Round(time.Millisecond))
+	if r.Restart != nil { // the CPU of both processes; the memory of the new one
+		apiCPU0 -= apiCPUBefore
+		apiPID = c.APIServerPID()
+	}
 	apiCPU1, apiRSS, _ := procStat(apiPID)
 	r.APIServerCPU, r.APIServerRSS, r.APIServerPeak = apiCPU1-apiCPU0, apiRSS, statusKB(apiPID, "VmHWM")
 
@@ -248,6 +280,11 @@ func Run(t testing.TB, c *testcluster.Cluster, audit string, bins Bins, ns strin
 	}
 	if r.Requests, err = auditRequests(audit, ns, apps); err != nil {
 		t.Fatal(err)
+	}
+	if r.Restart != nil {
+		if err := r.Restart.measure(dials, audit, ns, running, sigterms); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r.Load = loadAvg()
 	return r

@@ -12,13 +12,14 @@ import (
 	"time"
 )
 
-// `make scale N=… [INTERVAL=…]`: not part of `make test` (the build tag keeps it out).
+// `make scale N=… [INTERVAL=…] [RESTART=…]`: not part of `make test` (the build tag keeps it out).
 var (
 	scaleN        = flag.Int("scale.n", 100, "applications per run")
 	scaleInterval = flag.Duration("scale.interval", 50*time.Millisecond, "the trickle's interval between two starts")
 	scaleStartup  = flag.Duration("scale.startup", 2*time.Second, "how long each stand-in UI answers \"starting up\"")
 	scaleOut      = flag.String("scale.out", "", "also write the report to this file")
 	scaleStarts   = flag.String("scale.starts", "burst,trickle", "which runs: burst, trickle or both")
+	scaleRestart  = flag.Duration("scale.restart", 0, "kill kube-apiserver in the middle of each run's starts and start it again this long after (0: no restart)")
 )
 
 // TestScale runs N applications started in a burst, then N more in a steady trickle, on one
@@ -31,7 +32,7 @@ func TestScale(t *testing.T) {
 	}
 	bins := Build(t)
 	c, audit := Cluster(t, nil)
-	timeout := max(3*time.Minute, time.Duration(*scaleN)*600*time.Millisecond)
+	timeout := max(3*time.Minute, time.Duration(*scaleN)*600*time.Millisecond) + 2**scaleRestart
 	report := fmt.Sprintf("sparkui scale run, %d CPUs, %s\n\n", runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))
 	for _, run := range []struct {
 		name     string
@@ -45,9 +46,17 @@ func TestScale(t *testing.T) {
 		if run.interval > 0 {
 			ns, first = "scale-trickle", *scaleN
 		}
-		r := Run(t, c, audit, bins, ns, Config{N: *scaleN, First: first, Interval: run.interval, Startup: *scaleStartup, Timeout: timeout})
-		report += r.Report(run.name) + "\n"
+		cfg := Config{N: *scaleN, First: first, Interval: run.interval, Startup: *scaleStartup, Timeout: timeout, RestartAPIServer: *scaleRestart}
+		name := run.name
+		if cfg.RestartAPIServer > 0 {
+			name += fmt.Sprintf(", kube-apiserver killed for %s once a quarter is bound", cfg.RestartAPIServer)
+		}
+		r := Run(t, c, audit, bins, ns, cfg)
+		report += r.Report(name) + "\n"
 		checkGoals(t, r)
+		if cfg.RestartAPIServer > 0 {
+			checkRestart(t, r)
+		}
 		if t.Failed() {
 			break
 		}

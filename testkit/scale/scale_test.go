@@ -57,6 +57,14 @@ func checkGoals(t *testing.T, r *Result) {
 			t.Errorf("%s: at most %d ready endpoints while bound, want its Pod's one", svc, n)
 		}
 	}
+	// A patch in flight when kube-apiserver was killed, or timed out while the new one caught
+	// up, may have been applied without its answer reaching the runtime, which then sends it
+	// again (it cannot know): one more applied patch in a restart run (make scale N=100
+	// RESTART=10s: 2 of 100 applications had 4).
+	applyLimit := maxApplied
+	if r.Restart != nil {
+		applyLimit++
+	}
 	var bad []string
 	for app, req := range r.Requests {
 		applied, refused, events := 0, 0, 0
@@ -73,6 +81,8 @@ func checkGoals(t *testing.T, r *Result) {
 				applied += n
 			case withCode && (code == "429" || strings.HasPrefix(code, "5")):
 				refused += n
+			case withCode && code == "403" && r.Restart != nil:
+				refused += n // the new API server's authorizer not ready yet: checkRestart bounds them
 			case withCode:
 				bad = append(bad, fmt.Sprintf("%s: %s ×%d", app, k, n))
 			}
@@ -80,8 +90,8 @@ func checkGoals(t *testing.T, r *Result) {
 		if events > maxEvents {
 			bad = append(bad, fmt.Sprintf("%s: %d requests on events (at most %d)", app, events, maxEvents))
 		}
-		if applied < 2 || applied > maxApplied || refused > maxRefused {
-			bad = append(bad, fmt.Sprintf("%s: %d patches applied (want 2..%d), %d refused (at most %d)", app, applied, maxApplied, refused, maxRefused))
+		if applied < 2 || applied > applyLimit || refused > maxRefused {
+			bad = append(bad, fmt.Sprintf("%s: %d patches applied (want 2..%d), %d refused (at most %d)", app, applied, applyLimit, refused, maxRefused))
 		}
 	}
 	sort.Strings(bad)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"time"
 )
 
 // AuditEvent is one completed request in the API server's audit log, with the fields tests
@@ -12,6 +13,10 @@ type AuditEvent struct {
 	Username, Verb                         string
 	Resource, Subresource, Namespace, Name string
 	Code                                   int
+	// Received is when the API server received the request (requestReceivedTimestamp).
+	Received time.Time
+	// Reason is the authorizer's reason (the authorization.k8s.io/reason annotation).
+	Reason string
 }
 
 // ReadAudit calls fn for every ResponseComplete event of the JSON-lines audit log at path (the
@@ -38,13 +43,16 @@ func ReadAudit(path string, fn func(AuditEvent)) error {
 			ResponseStatus struct {
 				Code int `json:"code"`
 			} `json:"responseStatus"`
+			Received    time.Time         `json:"requestReceivedTimestamp"`
+			Annotations map[string]string `json:"annotations"`
 		}
 		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" {
 			continue
 		}
 		fn(AuditEvent{Username: ev.User.Username, Verb: ev.Verb, Resource: ev.ObjectRef.Resource,
 			Subresource: ev.ObjectRef.Subresource, Namespace: ev.ObjectRef.Namespace, Name: ev.ObjectRef.Name,
-			Code: ev.ResponseStatus.Code})
+			Code: ev.ResponseStatus.Code, Received: ev.Received,
+			Reason: ev.Annotations["authorization.k8s.io/reason"]})
 	}
 	return sc.Err()
 }

@@ -25,6 +25,9 @@
 // does not exist and get no token volume injected), service-account issuer and
 // signing keys configured (the TokenRequest API works).
 //
+// A test of what clients do while the API server is away stops it and starts it again on the
+// same address, certificates and etcd (StopAPIServer, StartAPIServer; not on a Shared cluster).
+//
 // If the test process dies without running its cleanups (go test -timeout, a
 // signal), a small watchdog kills etcd, kube-apiserver and kube-controller-manager
 // so they do not outlive it.
@@ -177,6 +180,10 @@ type Cluster struct {
 
 	stopOnce sync.Once
 	stopErr  error
+
+	apiMu   sync.Mutex // StopAPIServer, StartAPIServer
+	apiDown bool
+	shared  bool // made by Shared: its API server is not restarted
 }
 
 // missingError reports control plane binaries that have not been built.
@@ -286,6 +293,9 @@ func Shared(t testing.TB, opts Options) *Cluster {
 	s, ok := shared.clusters[k]
 	if !ok {
 		c, err := startIn(Dir(), opts)
+		if c != nil {
+			c.shared = true
+		}
 		s = &sharedCluster{c: c, err: err}
 		shared.clusters[k] = s
 		if err == nil {
