@@ -150,13 +150,24 @@ func (o *observer) times(svc string) (bound, withdrawn time.Time) {
 // Requests counts one identity's requests: "verb resource" and "verb resource code" → count.
 type Requests map[string]int
 
-// auditRequests reads the audit log: the requests of each application's ServiceAccount.
-func auditRequests(path, ns string, apps []App) (map[string]Requests, error) {
+// lateAnswer: a patch the server answered this long after receiving it may have been answered
+// after the runtime's request timeout (5 s, runtime/agent config.go RequestTimeout), which
+// counts from the runtime's send: the request also waited, on a loaded machine, before the
+// server received it, so half the timeout, not all of it.
+const lateAnswer = 5 * time.Second / 2
+
+// auditRequests reads the audit log: the requests of each application's ServiceAccount, and
+// how many patches of its Service it may not have heard the outcome of (unanswered): a 504
+// (the server gave up waiting, the write may still land) or an answer that may have come after
+// the runtime's request timeout. Each may have been applied, and the runtime, which cannot know, sends it
+// again.
+func auditRequests(path, ns string, apps []App) (reqs map[string]Requests, unanswered map[string]int, err error) {
 	bySA := map[string]Requests{}
+	lost := map[string]int{}
 	for _, a := range apps {
 		bySA["system:serviceaccount:"+ns+":"+a.ServiceAccount] = Requests{}
 	}
-	err := testcluster.ReadAudit(path, func(ev testcluster.AuditEvent) {
+	err = testcluster.ReadAudit(path, func(ev testcluster.AuditEvent) {
 		r, ok := bySA[ev.Username]
 		if !ok {
 			return
@@ -170,15 +181,19 @@ func auditRequests(path, ns string, apps []App) (map[string]Requests, error) {
 		}
 		r[ev.Verb+" "+res]++
 		r[fmt.Sprintf("%s %s %d", ev.Verb, res, ev.Code)]++
+		if ev.Verb == "patch" && res == "services" && (ev.Code == 504 || ev.Code/100 == 2 && ev.Completed.Sub(ev.Received) >= lateAnswer) {
+			lost[ev.Username]++
+		}
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := map[string]Requests{}
+	reqs, unanswered = map[string]Requests{}, map[string]int{}
 	for _, a := range apps {
-		out[a.AppID] = bySA["system:serviceaccount:"+ns+":"+a.ServiceAccount]
+		sa := "system:serviceaccount:" + ns + ":" + a.ServiceAccount
+		reqs[a.AppID], unanswered[a.AppID] = bySA[sa], lost[sa]
 	}
-	return out, nil
+	return reqs, unanswered, nil
 }
 
 // isCount reports whether k is a "verb resource" key (not one with a code).

@@ -39,10 +39,11 @@ type Result struct {
 	Bind, Withdraw []time.Duration // per application: bound after UI-ready, withdrawn after SIGTERM
 	Endpoint       []time.Duration // per application: its EndpointSlice holds the Pod after the bind
 	Requests       map[string]Requests
-	SliceEvents    int           // EndpointSlice events of the UI Services over the run
-	APIServerCPU   time.Duration // over the run, from the first start to the last exit
-	APIServerRSS   int64         // at the end
-	APIServerPeak  int64         // VmHWM at the end
+	Unanswered     map[string]int // application → Service patches it may not have heard back about (auditRequests)
+	SliceEvents    int            // EndpointSlice events of the UI Services over the run
+	APIServerCPU   time.Duration  // over the run, from the first start to the last exit
+	APIServerRSS   int64          // at the end
+	APIServerPeak  int64          // VmHWM at the end
 	RuntimeCPU     []time.Duration
 	RuntimeRSS     []int64
 	RuntimeAnon    []int64        // RssAnon: the memory each runtime adds
@@ -278,7 +279,7 @@ func Run(t testing.TB, c *testcluster.Cluster, audit string, bins Bins, ns strin
 			r.LeftBound = append(r.LeftBound, fmt.Sprintf("%s selector %v", s.Name, s.Spec.Selector))
 		}
 	}
-	if r.Requests, err = auditRequests(audit, ns, apps); err != nil {
+	if r.Requests, r.Unanswered, err = auditRequests(audit, ns, apps); err != nil {
 		t.Fatal(err)
 	}
 	if r.Restart != nil {

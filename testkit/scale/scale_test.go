@@ -21,19 +21,21 @@ func TestScaleSmall(t *testing.T) {
 	checkGoals(t, r)
 }
 
-// The bound on a runtime's requests over a life: patches of its own Service, 2 or 3 of
-// them answered 2xx (the bind, the withdrawal, and one more when a timed-out patch had been
-// applied before its retry), and at most maxRefused answered 429 or 5xx: the runtime's
-// backoff (200 ms doubling to 10 s, jittered, never sooner than Retry-After) makes about ten
-// attempts in a minute of refusals, where one that polled or retried without backing off
-// would make hundreds.
+// The bound on a runtime's requests over a life: patches of its own Service, the bind and the
+// withdrawal answered 2xx, plus one more applied for each patch it may not have heard back
+// about (a 504, or an answer after its request timeout: the write may land and the runtime,
+// which cannot know, sends the patch again; make scale N=500 had one application with two
+// such and 4 applied; at 200, a 504 that had been applied left 1 applied), and at most
+// maxRefused answered 429 or 5xx: the runtime's backoff (200 ms doubling to 10 s, jittered,
+// never sooner than Retry-After) makes about ten attempts in a minute of refusals, where one
+// that polled or retried without backing off would make hundreds.
 //
 // Events (docs/events.md) are the other requests a runtime makes: one create each for Bound and
 // Withdrawn (HandedOff instead of Withdrawn with a History Server), a warning when the UI is
 // not proven, and a patch when client-go's recorder turns a repeat into a series; at most
 // maxEvents of them, whatever their answer (the recorder never retries a refusal).
 const (
-	maxApplied = 3
+	maxApplied = 2
 	maxRefused = 10
 	maxEvents  = 4
 )
@@ -57,13 +59,19 @@ func checkGoals(t *testing.T, r *Result) {
 			t.Errorf("%s: at most %d ready endpoints while bound, want its Pod's one", svc, n)
 		}
 	}
-	// A patch in flight when kube-apiserver was killed, or timed out while the new one caught
-	// up, may have been applied without its answer reaching the runtime, which then sends it
-	// again (it cannot know): one more applied patch in a restart run (make scale N=100
-	// RESTART=10s: 2 of 100 applications had 4).
-	applyLimit := maxApplied
+	if bad := beyondBound(r); len(bad) > 0 {
+		t.Errorf("requests beyond the bound: %d, e.g. %s", len(bad), strings.Join(bad[:min(8, len(bad))], "; "))
+	}
+}
+
+// beyondBound lists the applications whose requests are beyond the bound above, sorted.
+func beyondBound(r *Result) []string {
+	// A patch in flight when kube-apiserver was killed never reaches the audit log, yet may
+	// have been applied: one more in a restart run (make scale N=100 RESTART=10s: 2 of 100
+	// applications had 4 applied).
+	killed := 0
 	if r.Restart != nil {
-		applyLimit++
+		killed = 1
 	}
 	var bad []string
 	for app, req := range r.Requests {
@@ -90,12 +98,12 @@ func checkGoals(t *testing.T, r *Result) {
 		if events > maxEvents {
 			bad = append(bad, fmt.Sprintf("%s: %d requests on events (at most %d)", app, events, maxEvents))
 		}
-		if applied < 2 || applied > applyLimit || refused > maxRefused {
-			bad = append(bad, fmt.Sprintf("%s: %d patches applied (want 2..%d), %d refused (at most %d)", app, applied, applyLimit, refused, maxRefused))
+		lost := r.Unanswered[app]
+		if applied+lost < maxApplied || applied > maxApplied+lost+killed || refused > maxRefused {
+			bad = append(bad, fmt.Sprintf("%s: %d patches applied (want %d..%d: %d unanswered), %d refused (at most %d)",
+				app, applied, maxApplied-min(lost, maxApplied), maxApplied+lost+killed, lost, refused, maxRefused))
 		}
 	}
 	sort.Strings(bad)
-	if len(bad) > 0 {
-		t.Errorf("requests beyond the bound: %d, e.g. %s", len(bad), strings.Join(bad[:min(8, len(bad))], "; "))
-	}
+	return bad
 }

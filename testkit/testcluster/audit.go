@@ -13,8 +13,9 @@ type AuditEvent struct {
 	Username, Verb                         string
 	Resource, Subresource, Namespace, Name string
 	Code                                   int
-	// Received is when the API server received the request (requestReceivedTimestamp).
-	Received time.Time
+	// Received is when the API server received the request (requestReceivedTimestamp), and
+	// Completed when it sent the whole response (the ResponseComplete stage's stageTimestamp).
+	Received, Completed time.Time
 	// Reason is the authorizer's reason (the authorization.k8s.io/reason annotation).
 	Reason string
 }
@@ -44,6 +45,7 @@ func ReadAudit(path string, fn func(AuditEvent)) error {
 				Code int `json:"code"`
 			} `json:"responseStatus"`
 			Received    time.Time         `json:"requestReceivedTimestamp"`
+			Completed   time.Time         `json:"stageTimestamp"`
 			Annotations map[string]string `json:"annotations"`
 		}
 		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" {
@@ -51,7 +53,7 @@ func ReadAudit(path string, fn func(AuditEvent)) error {
 		}
 		fn(AuditEvent{Username: ev.User.Username, Verb: ev.Verb, Resource: ev.ObjectRef.Resource,
 			Subresource: ev.ObjectRef.Subresource, Namespace: ev.ObjectRef.Namespace, Name: ev.ObjectRef.Name,
-			Code: ev.ResponseStatus.Code, Received: ev.Received,
+			Code: ev.ResponseStatus.Code, Received: ev.Received, Completed: ev.Completed,
 			Reason: ev.Annotations["authorization.k8s.io/reason"]})
 	}
 	return sc.Err()
