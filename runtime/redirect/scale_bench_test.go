@@ -68,7 +68,7 @@ func scaleService(i int, r routing, rv int) corev1.Service {
 		ann["sparkui.dev/route-host"] = "spark.example.com"
 		ann["sparkui.dev/route-prefix"] = "/spark/analytics/" + fmt.Sprintf("app%05d", i)
 	}
-	fields := func(s string) *metav1.FieldsV1 { return &metav1.FieldsV1{Raw: []byte(s)} }
+	fields := metav1.NewFieldsV1
 	at := metav1.NewTime(time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC))
 	return corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
