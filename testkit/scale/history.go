@@ -137,9 +137,9 @@ func createServices(ctx context.Context, cs kubernetes.Interface, ns string, fir
 }
 
 // redirectorIdentity creates the example's ServiceAccount, Role and RoleBinding in ns and
-// returns a kubeconfig of that ServiceAccount and the literal environment of the example's
-// Deployment (SPARKUI_HISTORY_URL, SPARKUI_MAX_CONNECTIONS, GOMEMLIMIT).
-func redirectorIdentity(t testing.TB, c *testcluster.Cluster, ns string) (kubeconfig string, env []string) {
+// returns the configuration of that ServiceAccount and the literal environment of the
+// example's Deployment (SPARKUI_HISTORY_URL, SPARKUI_MAX_CONNECTIONS, GOMEMLIMIT).
+func redirectorIdentity(t testing.TB, c *testcluster.Cluster, ns string) (cfg *rest.Config, env []string) {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join(moduleDir(t), "examples", "history-redirector", "redirector.yaml"))
 	if err != nil {
@@ -184,7 +184,7 @@ func redirectorIdentity(t testing.TB, c *testcluster.Cluster, ns string) (kubeco
 	if saName == "" {
 		t.Fatal("redirector.yaml: no ServiceAccount")
 	}
-	return c.KubeconfigFile(t, c.ServiceAccountConfig(t, ns, saName)), env
+	return c.ServiceAccountConfig(t, ns, saName), env
 }
 
 func unmarshalStrict(t testing.TB, doc string, into any) {

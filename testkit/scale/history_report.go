@@ -33,6 +33,11 @@ func (r *HistoryResult) Report() string {
 	fmt.Fprintf(&b, "| lookups served | %d in %s: %.0f a second |\n", len(r.Lookups), sec(r.LookupWall), float64(len(r.Lookups))/max(r.LookupWall.Seconds(), 1e-9))
 	fmt.Fprintf(&b, "| VmRSS during the churn, max (sampled every 100 ms) | %s |\n", mib(r.RSSMax))
 	fmt.Fprintf(&b, "| after the churn: VmHWM / VmRSS / RssAnon | %s / %s / %s |\n", mib(r.AfterChurn.HWM), mib(r.AfterChurn.RSS), mib(r.AfterChurn.Anon))
+	if x := r.Expired; x != nil {
+		fmt.Fprintf(&b, "| expired watch: API server cut off for %s (10 Services deleted meanwhile); back → relisted (the log's %q), including the Reflector's backoff | %s |\n", x.Cut, afterMsg(x.Listed), sec(x.Back))
+		fmt.Fprintf(&b, "| expired watch: the redirector's first connection after the cut (its watch, answered 410) → relisted | %s |\n", sec(x.Relisted))
+		fmt.Fprintf(&b, "| expired watch, after the relist: VmHWM since the cut / VmRSS | %s / %s |\n", mib(x.HWM), mib(x.RSS))
+	}
 	fmt.Fprintf(&b, "| relist (a fresh process lists %s): start → /readyz 200 | %s |\n", strings.TrimPrefix(r.Restart.ReadyzBody, "ok: "), sec(r.Restart.Ready))
 	fmt.Fprintf(&b, "| relist, when ready: VmHWM / VmRSS / RssAnon | %s / %s / %s |\n", mib(r.Restart.HWM), mib(r.Restart.RSS), mib(r.Restart.Anon))
 	keys := make([]string, 0, len(r.Requests))
@@ -52,4 +57,12 @@ func perSec(cpu, wall time.Duration) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f ms (%.2f %% of a core)", float64(cpu.Microseconds())/1000/wall.Seconds(), 100*cpu.Seconds()/wall.Seconds())
+}
+
+// afterMsg is a text log line from its message on (without the time and level).
+func afterMsg(line string) string {
+	if i := strings.Index(line, "msg="); i >= 0 {
+		return strings.TrimSpace(line[i:])
+	}
+	return line
 }

@@ -1,15 +1,19 @@
 package scale
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +30,9 @@ type HistoryConfig struct {
 	Parallel int           // Services created at once
 	// Env is added to the example Deployment's environment (GOMEMLIMIT=… overrides its 32MiB).
 	Env []string
+	// Expire, when set, cuts the redirector off the API server for this long after the churn,
+	// so that its watch outlives etcd's compaction: the cluster must run with ExpireArgs.
+	Expire time.Duration
 }
 
 // Sample is the redirector's memory at a point, from /proc/<pid>/status.
@@ -58,6 +65,7 @@ type HistoryResult struct {
 	Restart      Sample   // a fresh process: the Reflector's list path, at N - deleted + handed
 	Env          []string // the redirector's environment beyond PATH, KUBECONFIG and POD_NAMESPACE
 	Requests     Requests
+	Expired      *ExpireResult // with cfg.Expire
 	Errors       []string
 	ErrorCount   int
 	RelistReason string
@@ -75,7 +83,20 @@ func RunHistory(t testing.TB, c *testcluster.Cluster, audit, bin, ns string, cfg
 	}
 	c.EnsureNamespace(t, ns)
 	cs := histClient(t, c)
-	kubeconfig, env := redirectorIdentity(t, c, ns)
+	saCfg, env := redirectorIdentity(t, c, ns)
+	kubeconfig := c.KubeconfigFile(t, saCfg)
+	var rl *relay
+	if cfg.Expire > 0 {
+		u, err := url.Parse(c.Config.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rl, err = startRelay(u.Host); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(rl.cut)
+		kubeconfig = relayedKubeconfig(t, c, saCfg, rl)
+	}
 	env = append(env, cfg.Env...)
 	res.Env = env
 	port, health := freePort(t), freePort(t)
@@ -141,6 +162,21 @@ func RunHistory(t testing.TB, c *testcluster.Cluster, audit, bin, ns string, cfg
 	// Correctness: every deleted Service stops redirecting (within a coalesced rebuild and the
 	// watch's lag), every handed-off one redirects to its page.
 	verify(t, base, res, cfg.N, pool, &errs)
+
+	// The running process's relist after its watch expired; the Services deleted meanwhile
+	// (the last ten, asked for by no lookup) are seen by that list only.
+	if cfg.Expire > 0 {
+		gone := []int{cfg.N - 1, cfg.N - 2, cfg.N - 3, cfg.N - 4, cfg.N - 5, cfg.N - 6, cfg.N - 7, cfg.N - 8, cfg.N - 9, cfg.N - 10}
+		x, err := expire(t, cs, r, rl, ns, cfg.Expire, gone)
+		if err != nil {
+			errs.add("expired watch: %v", err)
+		}
+		if x != nil {
+			res.Expired = x
+			res.Deleted = append(res.Deleted, x.DeletedCut...)
+		}
+		verify(t, base, res, cfg.N, pool, &errs)
+	}
 
 	// Relist cost: a fresh process lists the namespace as the Reflector does after its watch
 	// expired (a 410), with nothing of the old table; the old process stops first.
@@ -229,18 +265,43 @@ func verify(t testing.TB, base string, res *HistoryResult, n, pool int, errs *er
 	}
 }
 
-// redirectorRequests counts the redirector's requests in the audit log (its ServiceAccount's):
-// lists and watches only, none per redirect. A watch is logged when it ends.
+// redirectorRequests counts the redirector's requests in the audit log (its ServiceAccount's)
+// by verb, resource and code; a list that continues another (a page after the first) also as
+// "list services (page)", a request for no resource by its path. A watch is logged when it
+// ends.
 func redirectorRequests(t testing.TB, audit, ns string) Requests {
 	t.Helper()
 	got := Requests{}
 	user := "system:serviceaccount:" + ns + ":sparkui-history-redirector"
-	if err := testcluster.ReadAudit(audit, func(ev testcluster.AuditEvent) {
-		if ev.Username == user {
-			got[ev.Verb+" "+ev.Resource]++
-			got[fmt.Sprintf("%s %s %d", ev.Verb, ev.Resource, ev.Code)]++
+	f, err := os.Open(audit)
+	if err != nil {
+		t.Error(err)
+		return got
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev struct {
+			Stage, Verb, RequestURI string
+			User                    struct{ Username string }
+			ObjectRef               struct{ Resource string }
+			ResponseStatus          struct{ Code int }
 		}
-	}); err != nil {
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" || ev.User.Username != user {
+			continue
+		}
+		res := ev.ObjectRef.Resource
+		if res == "" {
+			res = strings.SplitN(ev.RequestURI, "?", 2)[0]
+		}
+		got[ev.Verb+" "+res]++
+		got[fmt.Sprintf("%s %s %d", ev.Verb, res, ev.ResponseStatus.Code)]++
+		if ev.Verb == "list" && strings.Contains(ev.RequestURI, "continue=") {
+			got["list "+res+" (page)"]++
+		}
+	}
+	if err := sc.Err(); err != nil {
 		t.Error(err)
 	}
 	return got
