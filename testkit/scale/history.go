@@ -21,6 +21,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -107,7 +108,7 @@ func createServices(ctx context.Context, cs kubernetes.Interface, ns string, fir
 		go func() {
 			defer wg.Done()
 			for i := range idx {
-				_, err := cs.CoreV1().Services(ns).Create(ctx, histServiceObj(ns, i, handedOff, redirectorPort), metav1.CreateOptions{})
+				err := createService(ctx, cs, histServiceObj(ns, i, handedOff, redirectorPort))
 				if err != nil {
 					select {
 					case errs <- fmt.Errorf("create Service %s/%s: %w", ns, histService(i), err):
@@ -134,6 +135,25 @@ func createServices(ctx context.Context, cs kubernetes.Interface, ns string, fir
 	default:
 		return nil
 	}
+}
+
+// createService creates svc, again when the API server did not answer in time or refused for
+// load (a loaded 2-core machine: one of 10,000 creates timed out after the API server's 60 s);
+// a retried create that finds the Service created by the first attempt has succeeded.
+func createService(ctx context.Context, cs kubernetes.Interface, svc *corev1.Service) error {
+	var err error
+	for attempt := range 5 {
+		_, err = cs.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{})
+		switch {
+		case err == nil, attempt > 0 && apierrors.IsAlreadyExists(err):
+			return nil
+		case apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err):
+			time.Sleep(time.Duration(1+attempt) * time.Second)
+		default:
+			return err
+		}
+	}
+	return err
 }
 
 // redirectorIdentity creates the example's ServiceAccount, Role and RoleBinding in ns and
