@@ -29,7 +29,7 @@ RUNTIME_CONTRACT := $(shell sed -n 's/^const RuntimeContract = "\(.*\)"$$/\1/p' 
 RUNTIME_TAG := contract-$(RUNTIME_CONTRACT)
 PLATFORMS ?= linux/amd64 linux/arm64
 
-.PHONY: help setup kubernetes build example test check generate update-golden unit fuzz bench bench-start bench-rss bench-redirect tools kustomize control-plane node traefik registry crane helm helm-plugin kubectl-plugin fmt-check vet lint clean image image-tar cmp-image-tar flux spark-operator scale
+.PHONY: help setup kubernetes build example test check generate update-golden unit fuzz bench bench-start bench-rss bench-redirect tools kustomize control-plane node traefik registry crane helm helm-plugin kubectl-plugin fmt-check vet lint clean image image-tar cmp-image-tar flux spark-operator scale scale-history
 
 help:
 	@echo "make build          bin/sparkui-fn and bin/sparkui-runtime (static)"
@@ -44,6 +44,7 @@ help:
 	@echo "make bench-start    process start: the built binary on one application vs a no-op kyaml function"
 	@echo "make scale          N applications (default 100) against the test control plane, in a burst then a trickle (INTERVAL), ended by a burst of SIGTERMs, RESTART=10s kills kube-apiserver mid-start for 10 s; tables for docs/performance.md (not in make test)"
 	@echo "make bench-redirect the History redirector at 10,000 handed-off Services"
+	@echo "make scale-history  the built History redirector against the test control plane: N handed-off Services (default 10000), churn for DURATION (default 60s); table for docs/performance.md (not in make test)"
 	@echo "make bench-rss      peak memory: the built binary on 1,000 and 5,000 kubeflow applications vs a no-op kyaml function"
 	@echo "make tools          build the kustomize CLI, the control plane, the node (kubelet, kube-scheduler, kube-proxy), Traefik, the distribution registry, crane, helm, the Flux CLI and the kubeflow spark-operator into $(CACHE)"
 	@echo "make helm           the Helm 4 CLI (helm.sh/helm/v4) into $(CACHE)/helm: the deploy/helm-plugin tests and docs/deploy-helm.md run it"
@@ -269,6 +270,25 @@ scale: control-plane
 	go test -tags scale -count=1 -timeout 90m -run '^TestScale$$' -v ./testkit/scale \
 	  -args -scale.n=$(N) -scale.interval=$(INTERVAL) -scale.starts=$(STARTS) -scale.restart=$(RESTART) -scale.out=$(CURDIR)/scale.out
 
+# testkit/scale's History redirector run: the built `sparkui-runtime redirect` under the example's
+# identity and environment (examples/history-redirector) against the test control plane, on N
+# handed-off UI Services; for DURATION, RATE applications a second are handed off and RATE old
+# Services deleted (loopback lookup clients in its second half); then a restart, a fresh list.
+# Prints the table of docs/performance.md "The History redirector at 10,000 Services" (and writes
+# it to scale-history.out). HISTORY_ENV adds to the Deployment's environment (e.g.
+# HISTORY_ENV=GOMEMLIMIT=off). EXPIRE=15s runs the API server without a watch cache for Services
+# and cuts the redirector off it that long after the churn: its watch outlives etcd's compaction
+# (410) and it lists again. Its 500-Service form, TestHistorySmall (with EXPIRE), runs in `make test`.
+DURATION ?= 60s
+RATE ?= 10
+HISTORY_ENV ?=
+EXPIRE ?= 0
+scale-history: N = 10000
+scale-history: control-plane
+	go test -tags scale -count=1 -timeout 60m -run '^TestHistoryScale$$' -v ./testkit/scale \
+	  -args -history.n=$(N) -history.duration=$(DURATION) -history.rate=$(RATE) -history.env='$(HISTORY_ENV)' -history.expire=$(EXPIRE) \
+	  -history.out=$(CURDIR)/scale-history.out
+
 # One multi-platform image per binary (an OCI image index over PLATFORMS), each an OCI layout
 # tarball in IMAGE_OUT; the command prints each tarball and its index digest. REVISION (the
 # commit) becomes org.opencontainers.image.revision; it is left out when the work tree has
@@ -305,4 +325,4 @@ image:
 	docker buildx build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --target runtime -t $(REPO)/sparkui-runtime:$(RUNTIME_TAG) .
 
 clean:
-	rm -rf bin scale.out bench.out bench-validate.out bench-start.out bench-rss.out
+	rm -rf bin scale.out scale-history.out bench.out bench-validate.out bench-start.out bench-rss.out
