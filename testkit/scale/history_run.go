@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -99,7 +98,14 @@ func RunHistory(t testing.TB, c *testcluster.Cluster, audit, bin, ns string, cfg
 	}
 	env = append(env, cfg.Env...)
 	res.Env = env
-	port, health := freePort(t), freePort(t)
+	port, err := testcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	health, err := testcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	ctx := testcluster.Context(t, 30*time.Minute)
 
@@ -318,16 +324,6 @@ func buildRuntime(t testing.TB) string {
 		t.Fatalf("go build ./runtime: %v\n%s", err, msg)
 	}
 	return out
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func tail(s string, n int) string { return s[max(0, len(s)-n):] }
