@@ -146,7 +146,9 @@ func TestStandInTLSPorts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const port = 47111
+	// Below the kernel's ephemeral range (32768–60999 by default): an outgoing connection of a
+	// test running in parallel never takes these, as it once took 47112.
+	const port = 27111
 	ui := startUI(t, fakespark.Options{}, "127.0.0.1", port, &fakespark.SSL{Cert: cert})
 	if ui.HTTPPort != port || ui.SecurePort != port+400 {
 		t.Fatalf("ports %d/%d, want %d/%d", ui.HTTPPort, ui.SecurePort, port, port+400)
@@ -156,13 +158,13 @@ func TestStandInTLSPorts(t *testing.T) {
 	if ui2.HTTPPort != port+1 || ui2.SecurePort != port+401 {
 		t.Fatalf("second UI ports %d/%d, want %d/%d", ui2.HTTPPort, ui2.SecurePort, port+1, port+401)
 	}
-	ui3 := startUI(t, fakespark.Options{}, "127.0.0.1", port, &fakespark.SSL{Cert: cert, Port: 46999})
-	if ui3.SecurePort != 46999 {
-		t.Fatalf("spark.ssl.ui.port 46999: secure port %d", ui3.SecurePort)
+	ui3 := startUI(t, fakespark.Options{}, "127.0.0.1", port, &fakespark.SSL{Cert: cert, Port: 26999})
+	if ui3.SecurePort != 26999 {
+		t.Fatalf("spark.ssl.ui.port 26999: secure port %d", ui3.SecurePort)
 	}
-	f, _ := standinFinder(t, sparkapi.NewProber(standinID, true, time.Second), 46999)
-	if s, ok := passFor(t, f, 3*time.Second); !ok || s.Port != 46999 {
-		t.Fatalf("bound %v %t, want spark.ssl.ui.port 46999", s, ok)
+	f, _ := standinFinder(t, sparkapi.NewProber(standinID, true, time.Second), 26999)
+	if s, ok := passFor(t, f, 3*time.Second); !ok || s.Port != 26999 {
+		t.Fatalf("bound %v %t, want spark.ssl.ui.port 26999", s, ok)
 	}
 }
 

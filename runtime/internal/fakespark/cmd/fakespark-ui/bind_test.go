@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strings"
@@ -16,12 +17,15 @@ import (
 func takenRun(t *testing.T, n int) int {
 	t.Helper()
 next:
-	for attempt := 0; attempt < 50; attempt++ {
-		l, err := net.Listen("tcp", "0.0.0.0:0")
+	for attempt := 0; attempt < 200; attempt++ {
+		// Below the kernel's ephemeral range (32768–60999 by default), so that the free ports
+		// after the run are not handed to a parallel test's outgoing connection meanwhile (one
+		// took base+1 once); 10000–31000 leaves room for userPort(base, 400).
+		base := 10000 + rand.IntN(21000)
+		l, err := net.Listen("tcp", fmt.Sprintf("0.0.0.0:%d", base))
 		if err != nil {
-			t.Fatal(err)
+			continue
 		}
-		base := l.Addr().(*net.TCPAddr).Port
 		ls := []net.Listener{l}
 		for i := 1; i < n; i++ {
 			li, err := net.Listen("tcp", fmt.Sprintf("0.0.0.0:%d", base+i))
