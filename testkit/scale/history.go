@@ -186,7 +186,7 @@ func redirectorIdentity(t testing.TB, c *testcluster.Cluster, ns string) (cfg *r
 			var rb rbacv1.RoleBinding
 			unmarshalStrict(t, doc, &rb)
 			_, err = c.Client.RbacV1().RoleBindings(ns).Create(ctx, &rb, metav1.CreateOptions{})
-		case "Deployment":
+		case "Deployment": // the redirector's own, not a Spark carrier
 			var d appsv1.Deployment
 			unmarshalStrict(t, doc, &d)
 			for _, e := range d.Spec.Template.Spec.Containers[0].Env {
